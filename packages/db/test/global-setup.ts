@@ -1,2 +1,5 @@
-// Replaced by the database test harness (template database creation) as the spine lands.
-export default async function setup() {}
+import { prepareTemplate } from "../src/testing.ts";
+
+export default async function setup() {
+  await prepareTemplate();
+}
