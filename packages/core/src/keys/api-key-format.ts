@@ -1,0 +1,28 @@
+import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
+import type { KeyMode } from "./scopes.ts";
+
+const KEY_RE = /^sk-svc-(live|test)-[0-9a-f]{48}$/;
+
+export function generateRawKey(mode: KeyMode): string {
+  return `sk-svc-${mode}-${randomBytes(24).toString("hex")}`;
+}
+
+export function parseRawKey(raw: string): { mode: KeyMode } | null {
+  const m = KEY_RE.exec(raw);
+  return m ? { mode: m[1] as KeyMode } : null;
+}
+
+export function hashKey(raw: string): string {
+  return createHash("sha256").update(raw).digest("hex");
+}
+
+/** DECISIONS.md: prefix = the first 16 characters of the raw key. */
+export function keyPrefix(raw: string): string {
+  return raw.slice(0, 16);
+}
+
+export function constantTimeEqualHex(a: string, b: string): boolean {
+  const x = Buffer.from(a, "utf8");
+  const y = Buffer.from(b, "utf8");
+  return x.length === y.length && timingSafeEqual(x, y);
+}

@@ -1,0 +1,22 @@
+import type { CoreDeps } from "../deps.ts";
+import { CoreError } from "../errors.ts";
+import type { Principal } from "./authenticate-key.ts";
+
+export const KEY_ID_RE = /^[A-Za-z0-9_-]{1,128}$/;
+
+/** Revokes a key of the caller's account and mode; another mode's key or an unknown id is 404. */
+export async function revokeKey(
+  deps: CoreDeps,
+  principal: Principal,
+  keyId: string,
+): Promise<{ id: string; revoked: true; revoked_at: string }> {
+  if (!KEY_ID_RE.test(keyId)) throw new CoreError("INVALID_KEY_ID");
+  const kinds = principal.mode === "test" ? ["test"] : ["live", "legacy"];
+  const now = deps.clock.now();
+  const r = await deps.db.apiKey.updateMany({
+    where: { id: keyId, accountId: principal.accountId, kind: { in: kinds }, revokedAt: null },
+    data: { revokedAt: now },
+  });
+  if (r.count === 0) throw new CoreError("NOT_FOUND", "No such key.");
+  return { id: keyId, revoked: true, revoked_at: now.toISOString() };
+}
