@@ -1,0 +1,33 @@
+import { describe, expect, it } from "vitest";
+import { z } from "zod";
+import { detailsError, issuesToDetails, joinPath } from "./validation-details.ts";
+
+// DECISIONS "Error envelope and statuses": 422 VALIDATION_ERROR carries details [{path, message}].
+describe("joinPath", () => {
+  it.each<[string, PropertyKey[], string]>([
+    ["body", [], "body"],
+    ["body", ["max_actions"], "body.max_actions"],
+    ["body", ["trajectory", 2, "actions", 0, "params", "x"], "body.trajectory[2].actions[0].params.x"],
+    ["", ["a", 1], "a[1]"],
+    ["", [], ""],
+  ])("%s + %j -> %s", (prefix, segs, expected) => {
+    expect(joinPath(prefix, segs)).toBe(expected);
+  });
+});
+
+describe("issuesToDetails", () => {
+  const S = z.strictObject({ a: z.number(), b: z.array(z.string()) });
+  it("one detail per unknown key and per issue", () => {
+    const r = S.safeParse({ a: "x", b: ["ok", 3], c: 1, d: 2 });
+    expect(r.success).toBe(false);
+    const details = issuesToDetails(r.error!.issues, "body");
+    expect(details.map((d) => d.path).sort()).toEqual(["body.a", "body.b[1]", "body.c", "body.d"]);
+    expect(details.find((d) => d.path === "body.c")!.message).toBe("unknown field");
+  });
+  it("detailsError names the first problem and is a 422", () => {
+    const e = detailsError([{ path: "body.x", message: "bad" }]);
+    expect(e.code).toBe("VALIDATION_ERROR");
+    expect(e.status).toBe(422);
+    expect(e.message).toBe("body.x: bad");
+  });
+});
