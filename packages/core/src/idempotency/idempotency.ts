@@ -7,6 +7,26 @@ import { createHash } from "node:crypto";
 import type { CoreDeps } from "../deps.ts";
 import { CoreError } from "../errors.ts";
 import { hex } from "../ids.ts";
+import { open, seal } from "../llm-keys/envelope.ts";
+
+// Stored responses can hold secrets shown once (a raw API key, a webhook secret): they are kept
+// encrypted at rest with the key-encryption key, bound to their scope and key.
+function sealBody(deps: CoreDeps, scopeKey: string, body: unknown): { sealed: string } {
+  const s = seal(deps.kek, JSON.stringify(body ?? null), scopeKey);
+  return { sealed: Buffer.concat([s.iv, s.tag, s.wrappedDek, s.ciphertext]).toString("base64") };
+}
+
+function openBody(deps: CoreDeps, scopeKey: string, stored: unknown): unknown {
+  const b64 = (stored as { sealed?: string } | null)?.sealed;
+  if (typeof b64 !== "string") return stored;
+  const buf = Buffer.from(b64, "base64");
+  const plain = open(
+    deps.kek,
+    { iv: buf.subarray(0, 12), tag: buf.subarray(12, 28), wrappedDek: buf.subarray(28, 88), ciphertext: buf.subarray(88) },
+    scopeKey,
+  );
+  return JSON.parse(plain);
+}
 
 export const IDEMPOTENCY_KEY_RE = /^[A-Za-z0-9_\-:]{1,128}$/;
 export const IDEMPOTENCY_RETENTION_SECONDS = 86_400;
@@ -82,7 +102,7 @@ export async function beginIdempotent(deps: CoreDeps, a: BeginArgs): Promise<Beg
       return {
         kind: "replay",
         status: rec.responseStatus ?? 200,
-        body: rec.responseBody,
+        body: openBody(deps, `${rec.scope}|${rec.key}`, rec.responseBody),
         headers: (rec.responseHeaders as Record<string, string> | null) ?? {},
       };
     }
@@ -101,9 +121,16 @@ export async function beginIdempotent(deps: CoreDeps, a: BeginArgs): Promise<Beg
 }
 
 export async function completeIdempotent(deps: CoreDeps, recordId: string, res: StoredResponse): Promise<void> {
+  const rec = await deps.db.idempotencyRecord.findUnique({ where: { id: recordId }, select: { scope: true, key: true } });
+  if (!rec) return;
   await deps.db.idempotencyRecord.update({
     where: { id: recordId },
-    data: { status: "completed", responseStatus: res.status, responseBody: res.body as object, responseHeaders: res.headers },
+    data: {
+      status: "completed",
+      responseStatus: res.status,
+      responseBody: sealBody(deps, `${rec.scope}|${rec.key}`, res.body),
+      responseHeaders: res.headers,
+    },
   });
 }
 
@@ -121,7 +148,11 @@ export async function lookupIdempotent(deps: CoreDeps, scope: string, key: strin
   const rec = await deps.db.idempotencyRecord.findUnique({ where: { scope_key: { scope, key } } });
   if (!rec || rec.expiresAt <= deps.clock.now()) throw new CoreError("NOT_FOUND", "No result is stored for this Idempotency-Key.");
   if (rec.status !== "completed") return { status: "processing" };
-  return { status: "completed", original_status: rec.responseStatus ?? 200, result: rec.responseBody };
+  return {
+    status: "completed",
+    original_status: rec.responseStatus ?? 200,
+    result: openBody(deps, `${rec.scope}|${rec.key}`, rec.responseBody),
+  };
 }
 
 export async function purgeExpiredIdempotency(deps: CoreDeps): Promise<number> {

@@ -4,7 +4,7 @@ export interface KeyRecord {
   id: string;
   name: string;
   prefix: string;
-  key_kind: string;
+  key_kind: "live" | "test" | "legacy";
   mode: "live" | "test";
   scopes: string[];
   tier: string;
@@ -18,7 +18,7 @@ export function toKeyRecord(k: ApiKey, tier: string): KeyRecord {
     id: k.id,
     name: k.name,
     prefix: k.prefix,
-    key_kind: k.kind,
+    key_kind: k.kind as KeyRecord["key_kind"],
     mode: k.mode,
     scopes: k.scopes,
     tier,

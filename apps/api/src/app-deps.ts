@@ -1,0 +1,15 @@
+import type { CoreDeps } from "@cua/core/deps";
+import type { UsageRecorder } from "@cua/core/usage/usage";
+import type { Env } from "./env.ts";
+import type { RateLimiter } from "./http/rate-limit.ts";
+
+/** Everything a request handler may use: core's ports plus the transport's own resources. */
+export interface AppDeps extends CoreDeps {
+  env: Env;
+  usage: UsageRecorder;
+  limiter: RateLimiter;
+  dbKind: "postgres" | "pglite";
+  version: string;
+}
+
+export const SERVICE_VERSION = "1.0.0";

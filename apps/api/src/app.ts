@@ -1,0 +1,92 @@
+// Assembles the service from its configuration: database, secrets, limiter store, usage recorder, server.
+import { randomBytes } from "node:crypto";
+import fs from "node:fs";
+import path from "node:path";
+import type { CoreDeps } from "@cua/core/deps";
+import { purgeExpiredIdempotency } from "@cua/core/idempotency/idempotency";
+import { UsageRecorder } from "@cua/core/usage/usage";
+import { type DbHandle, openDb } from "@cua/db/client";
+import type { FastifyInstance } from "fastify";
+import { type AppDeps, SERVICE_VERSION } from "./app-deps.ts";
+import type { Env } from "./env.ts";
+import { registerAdminRoutes } from "./http/admin-routes.ts";
+import { MemoryStore, PostgresStore, RateLimiter, type RateLimitStore, RedisStore } from "./http/rate-limit.ts";
+import { buildServer } from "./server.ts";
+
+/** The key-encryption key: SECRETS_KEY, else DATA_DIR/secrets.key (created once, mode 0600). */
+export function loadKek(env: Env): Buffer {
+  if (env.SECRETS_KEY) return Buffer.from(env.SECRETS_KEY, "hex");
+  const file = path.join(path.resolve(env.DATA_DIR), "secrets.key");
+  if (!fs.existsSync(file)) {
+    fs.mkdirSync(path.dirname(file), { recursive: true });
+    try {
+      fs.writeFileSync(file, randomBytes(32).toString("hex"), { mode: 0o600, flag: "wx" });
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw e;
+    }
+  }
+  const hex = fs.readFileSync(file, "utf8").trim();
+  if (!/^[0-9a-f]{64}$/.test(hex)) throw new Error(`${file} does not hold 64 hex characters`);
+  return Buffer.from(hex, "hex");
+}
+
+async function limiterStore(env: Env, h: DbHandle): Promise<RateLimitStore> {
+  const kind = env.RATE_LIMIT_STORE ?? (env.REDIS_URL ? "redis" : h.kind === "postgres" ? "postgres" : "memory");
+  if (kind === "redis") {
+    if (!env.REDIS_URL) throw new Error("RATE_LIMIT_STORE=redis needs REDIS_URL");
+    const { Redis } = await import("ioredis");
+    const redis = new Redis(env.REDIS_URL, { maxRetriesPerRequest: 1, enableOfflineQueue: false, lazyConnect: true });
+    await redis.connect();
+    return new RedisStore(redis);
+  }
+  if (kind === "postgres") {
+    if (h.kind !== "postgres") throw new Error("RATE_LIMIT_STORE=postgres needs DATABASE_URL");
+    return new PostgresStore(h.db);
+  }
+  return new MemoryStore();
+}
+
+export interface App {
+  server: FastifyInstance;
+  deps: AppDeps;
+  close(): Promise<void>;
+}
+
+export async function createApp(env: Env): Promise<App> {
+  const kek = loadKek(env);
+  const h = await openDb({ databaseUrl: env.DATABASE_URL, dataDir: env.DATA_DIR });
+  const store = await limiterStore(env, h);
+  const core: CoreDeps = { db: h.db, clock: { now: () => new Date() }, kek, logger: consoleLogger(env) };
+  const deps: AppDeps = {
+    ...core,
+    env,
+    usage: new UsageRecorder(core),
+    limiter: new RateLimiter(store, env.RATE_LIMIT_SCALE),
+    dbKind: h.kind,
+    version: SERVICE_VERSION,
+  };
+  const server = await buildServer(deps);
+  registerAdminRoutes(server, deps);
+  const purge = setInterval(() => void purgeExpiredIdempotency(deps).catch(() => {}), 10 * 60_000);
+  purge.unref();
+  return {
+    server,
+    deps,
+    close: async () => {
+      clearInterval(purge);
+      await server.close();
+      await deps.usage.flush();
+      await store.close?.();
+      await h.close();
+    },
+  };
+}
+
+function consoleLogger(env: Env) {
+  const levels = ["trace", "debug", "info", "warn", "error", "fatal"];
+  const min = env.LOG_LEVEL === "silent" ? 99 : levels.indexOf(env.LOG_LEVEL);
+  const log = (lvl: string) => (msg: string, fields?: Record<string, unknown>) => {
+    if (levels.indexOf(lvl) >= min) process.stderr.write(`${JSON.stringify({ level: lvl, time: Date.now(), msg, ...fields })}\n`);
+  };
+  return { debug: log("debug"), info: log("info"), warn: log("warn"), error: log("error") };
+}

@@ -1,0 +1,47 @@
+// The API's configuration: every environment variable it reads, validated at start with clear errors.
+import { z } from "zod";
+
+const bool = z
+  .enum(["0", "1", "true", "false"])
+  .optional()
+  .transform((v) => v === "1" || v === "true");
+
+export const EnvSchema = z.object({
+  PORT: z.coerce.number().int().min(0).max(65535).default(8080).describe("API port"),
+  HOST: z.string().default("127.0.0.1").describe("API bind address"),
+  WEB_PORT: z.coerce.number().int().min(0).max(65535).default(3000).describe("console port"),
+  DATA_DIR: z.string().default(".data").describe("embedded data directory (PGlite, secrets key, machines)"),
+  DATABASE_URL: z
+    .string()
+    .regex(/^postgres(ql)?:\/\//, "must be a postgresql:// URL")
+    .optional()
+    .describe("PostgreSQL; without it the embedded PGlite under DATA_DIR is used"),
+  REDIS_URL: z.string().regex(/^rediss?:\/\//, "must be a redis:// URL").optional(),
+  RATE_LIMIT_STORE: z.enum(["memory", "redis", "postgres"]).optional(),
+  RATE_LIMIT_SCALE: z.coerce.number().positive().max(1000).default(1),
+  LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
+  SECRETS_KEY: z
+    .string()
+    .regex(/^[0-9a-f]{64}$/, "must be 64 lowercase hex characters (32 bytes)")
+    .optional()
+    .describe("key-encryption key for stored secrets; default: generated once into DATA_DIR/secrets.key"),
+  PUBLIC_BASE_URL: z.string().url().optional().describe("base URL used in docs_url, webhook_url and connection URLs"),
+  IDEMPOTENCY_PENDING_WINDOW_SECONDS: z.coerce.number().int().min(1).max(21_600).default(600),
+  ALLOW_INSECURE_CALLBACKS: bool,
+  FIRST_RUN_CREDITS: z.coerce.number().int().min(0).default(1000),
+  MANAGED_ENGINE: z.enum(["local", "anthropic", "openai", "openai-compatible"]).optional(),
+  MANAGED_ENGINE_API_KEY: z.string().optional(),
+  MANAGED_ENGINE_BASE_URL: z.string().url().optional(),
+  MANAGED_ENGINE_MODEL: z.string().optional(),
+});
+
+export type Env = z.infer<typeof EnvSchema>;
+
+export function loadEnv(source: Record<string, string | undefined> = process.env): Env {
+  const r = EnvSchema.safeParse(source);
+  if (!r.success) {
+    const lines = r.error.issues.map((i) => `  ${i.path.join(".")}: ${i.message}`);
+    throw new Error(`Invalid configuration:\n${lines.join("\n")}`);
+  }
+  return r.data;
+}

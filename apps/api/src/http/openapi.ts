@@ -1,0 +1,154 @@
+// The OpenAPI 3.1 document: generated from the tRPC procedures by trpc-to-openapi, then completed
+// from the procedures' meta and core's error table (success statuses, every error status with the SPEC
+// envelope, security schemes, Idempotency-Key headers) and the plain routes served outside tRPC.
+import { ERROR_CODES, type ErrorCode } from "@cua/core/errors";
+import { generateOpenApiDocument } from "trpc-to-openapi";
+import { appRouter } from "../trpc/router.ts";
+import type { Meta } from "../trpc/init.ts";
+import { PLAIN_ROUTES } from "./plain-routes.ts";
+
+type Json = Record<string, any>;
+
+const ENVELOPE_REF = { $ref: "#/components/schemas/ErrorEnvelope" };
+
+const ErrorEnvelopeSchema = {
+  type: "object",
+  required: ["error"],
+  properties: {
+    error: {
+      type: "object",
+      required: ["code", "message", "type", "request_id", "retryable", "retry_with_same_idempotency_key"],
+      properties: {
+        code: { type: "string", enum: Object.keys(ERROR_CODES), description: "stable; branch on it" },
+        message: { type: "string", description: "human text" },
+        type: {
+          type: "string",
+          enum: ["invalid_request_error", "auth_error", "forbidden", "billing_error", "not_found_error", "conflict_error", "gone_error", "rate_limit_error", "upstream_error", "server_error"],
+        },
+        request_id: { type: "string" },
+        retryable: { type: "boolean" },
+        retry_with_same_idempotency_key: { type: "boolean" },
+        docs_url: { type: "string", description: "{base_url}/docs/errors#CODE" },
+        suggestion: { type: "string" },
+        required_scope: { type: "string" },
+        current_scopes: { type: "array", items: { type: "string" } },
+        required: { type: "integer", description: "credits the call requires (402)" },
+        balance: { type: "integer", description: "wallet balance (402)" },
+        details: {
+          type: "array",
+          items: { type: "object", properties: { path: { type: "string" }, message: { type: "string" } } },
+        },
+        current_state: { type: "string" },
+        allowed_from: { type: "array", items: { type: "string" } },
+        retry_after: { type: "integer", description: "seconds" },
+      },
+    },
+  },
+};
+
+function procedureMetas(): Map<string, Meta> {
+  const out = new Map<string, Meta>();
+  const procs = (appRouter as any)._def.procedures as Record<string, { _def: { meta?: Meta } }>;
+  for (const p of Object.values(procs)) {
+    const m = p._def.meta;
+    if (m?.openapi) out.set(`${m.openapi.method.toLowerCase()} ${m.openapi.path}`, m);
+  }
+  return out;
+}
+
+const RATE_HEADERS = Object.fromEntries(
+  ["X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset", "RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset"].map((h) => [
+    h,
+    { schema: { type: "integer" }, description: h.endsWith("Reset") ? "seconds until the window resets" : "per-key window" },
+  ]),
+);
+
+export function errorResponses(codes: Iterable<ErrorCode>): Json {
+  const byStatus = new Map<number, ErrorCode[]>();
+  for (const c of codes) {
+    const s = ERROR_CODES[c].status;
+    byStatus.set(s, [...new Set([...(byStatus.get(s) ?? []), c])]);
+  }
+  const out: Json = {};
+  for (const [status, list] of [...byStatus].sort((a, b) => a[0] - b[0])) {
+    const headers: Json = {
+      "X-Service-Request-Id": { schema: { type: "string" } },
+      Link: { schema: { type: "string" }, description: '<docs_url>; rel="help"' },
+    };
+    if (status === 401) headers["WWW-Authenticate"] = { schema: { type: "string" }, description: "Bearer" };
+    if (status === 429 || status === 503) headers["Retry-After"] = { schema: { type: "integer" }, description: "seconds" };
+    out[String(status)] = {
+      description: list.map((c) => `${c}: ${ERROR_CODES[c].message}`).join(" | "),
+      headers,
+      content: { "application/json": { schema: ENVELOPE_REF } },
+    };
+  }
+  return out;
+}
+
+export function commonErrors(meta: Pick<Meta, "public" | "scope" | "errors">, hasBody: boolean): ErrorCode[] {
+  const codes: ErrorCode[] = ["INTERNAL_ERROR", "DB_UNAVAILABLE"];
+  if (!meta.public) codes.push("INVALID_API_KEY", "RATE_LIMIT_EXCEEDED");
+  if (meta.scope) codes.push("INSUFFICIENT_SCOPE");
+  if (hasBody) codes.push("MALFORMED_JSON", "PAYLOAD_TOO_LARGE", "UNSUPPORTED_MEDIA_TYPE", "VALIDATION_ERROR");
+  else if (!meta.public) codes.push("VALIDATION_ERROR");
+  return [...codes, ...(meta.errors ?? [])];
+}
+
+export function buildOpenApiDocument(baseUrl: string): Json {
+  const doc = generateOpenApiDocument(appRouter, {
+    title: "Computer-use agent service API",
+    version: "1.0.0",
+    baseUrl: `${baseUrl}/v1`,
+    description:
+      "Send a screenshot and an instruction, get structured actions back. Errors use one envelope (see ErrorEnvelope and /docs/errors). Every response carries X-Service-Request-Id; test keys add X-Service-Test-Mode: true.",
+    securitySchemes: {
+      ApiKeyHeader: { type: "apiKey", in: "header", name: "X-API-Key", description: "sk-svc-live-<48 hex> or sk-svc-test-<48 hex>; no Bearer prefix here" },
+      BearerAuth: { type: "http", scheme: "bearer", description: "Authorization: Bearer <API key>" },
+    },
+  }) as Json;
+  const metas = procedureMetas();
+  for (const [path, item] of Object.entries(doc.paths ?? {}) as [string, Json][]) {
+    for (const [method, op] of Object.entries(item) as [string, Json][]) {
+      const meta = metas.get(`${method} ${path}`);
+      if (!meta) continue;
+      const success = meta.successStatus ?? 200;
+      const ok = op.responses?.["200"] ?? { description: "Successful response" };
+      ok.headers = { "X-Service-Request-Id": { schema: { type: "string" } }, ...(meta.public ? {} : RATE_HEADERS) };
+      const hasBody = Boolean(op.requestBody);
+      op.responses = { [String(success)]: ok, ...errorResponses(commonErrors(meta, hasBody)) };
+      if (meta.public) op.security = [];
+      else op.security = [{ ApiKeyHeader: [] }, { BearerAuth: [] }];
+      if (meta.scope) op["x-required-scope"] = meta.scope;
+      if (meta.idempotent) {
+        op.parameters = [
+          ...(op.parameters ?? []),
+          {
+            name: "Idempotency-Key",
+            in: "header",
+            required: false,
+            description: "Reserve-and-replay: up to 128 characters of [A-Za-z0-9_-:]; results kept 24 h",
+            schema: { type: "string", maxLength: 128, pattern: "^[A-Za-z0-9_\\-:]{1,128}$" },
+          },
+        ];
+        op["x-idempotency"] = "reserve-and-replay";
+      }
+    }
+  }
+  for (const r of PLAIN_ROUTES) {
+    doc.paths[r.path] ??= {};
+    const { extraErrors = [], public: isPublic, scope, ...op } = r.operation;
+    doc.paths[r.path][r.method] = {
+      ...op,
+      security: isPublic ? [] : [{ ApiKeyHeader: [] }, { BearerAuth: [] }],
+      ...(scope ? { "x-required-scope": scope } : {}),
+      responses: { ...op.responses, ...errorResponses(commonErrors({ public: isPublic, scope, errors: extraErrors }, false)) },
+    };
+  }
+  doc.components ??= {};
+  doc.components.schemas = { ...(doc.components.schemas ?? {}), ErrorEnvelope: ErrorEnvelopeSchema };
+  doc["x-error-codes"] = Object.fromEntries(
+    Object.entries(ERROR_CODES).map(([code, i]) => [code, { status: i.status, retryable: i.retryable, retry_with_same_idempotency_key: i.sameKey, message: i.message }]),
+  );
+  return doc;
+}

@@ -1,0 +1,107 @@
+// Renders any thrown value as the SPEC.md error envelope, from the one code table in core.
+import { isDbUnavailable } from "@cua/db/client";
+import { CoreError, ERROR_CODES, type ErrorCode, errorType } from "@cua/core/errors";
+import { TRPCError } from "@trpc/server";
+
+export interface Envelope {
+  error: {
+    code: string;
+    message: string;
+    type: string;
+    request_id: string;
+    retryable: boolean;
+    retry_with_same_idempotency_key: boolean;
+    docs_url: string;
+    [k: string]: unknown;
+  };
+}
+
+/** A stored error response replayed for an Idempotency-Key. */
+export class ReplayedResponse extends Error {
+  constructor(
+    readonly status: number,
+    readonly body: unknown,
+    readonly headers: Record<string, string>,
+  ) {
+    super("replayed");
+  }
+}
+
+const TRPC_TO_CODE: Partial<Record<TRPCError["code"], ErrorCode>> = {
+  NOT_FOUND: "NOT_FOUND",
+  PARSE_ERROR: "MALFORMED_JSON",
+  PAYLOAD_TOO_LARGE: "PAYLOAD_TOO_LARGE",
+  UNSUPPORTED_MEDIA_TYPE: "UNSUPPORTED_MEDIA_TYPE",
+  METHOD_NOT_SUPPORTED: "METHOD_NOT_ALLOWED",
+  UNAUTHORIZED: "UNAUTHENTICATED",
+  FORBIDDEN: "FORBIDDEN_ORIGIN",
+};
+
+interface ZodIssueLike {
+  path: PropertyKey[];
+  message: string;
+  code: string;
+  params?: { errorCode?: ErrorCode };
+}
+
+function fromZod(issues: ZodIssueLike[], location: string): CoreError {
+  // 400 format errors of path/query values (INVALID_LIMIT, INVALID_*_ID...) precede 422 body validation.
+  const coded = issues.find((i) => i.params?.errorCode);
+  if (coded?.params?.errorCode) return new CoreError(coded.params.errorCode);
+  const details = issues.map((i) => ({
+    path: [location, ...i.path.map(String)].join("."),
+    message: i.code === "unrecognized_keys" ? `unknown field: ${i.message}` : i.message,
+  }));
+  return new CoreError("VALIDATION_ERROR", details.map((d) => `${d.path}: ${d.message}`).join("; "), { details });
+}
+
+const cache = new WeakMap<object, CoreError>();
+
+/** Maps anything thrown to a CoreError (memoized per error object so status, body and logs agree). */
+export function toCoreError(e: unknown, location = "body"): CoreError {
+  if (e && typeof e === "object" && cache.has(e)) return cache.get(e)!;
+  let out: CoreError;
+  const cause = e instanceof TRPCError ? e.cause : e;
+  if (e instanceof CoreError) out = e;
+  else if (cause instanceof CoreError) out = cause;
+  else if (cause && (cause as any).name === "ZodError") out = fromZod((cause as any).issues, location);
+  else if (isDbUnavailable(cause ?? e)) out = new CoreError("DB_UNAVAILABLE", undefined, { retry_after: 5 });
+  else if ((cause as any)?.statusCode === 413 || (e as any)?.statusCode === 413) out = new CoreError("PAYLOAD_TOO_LARGE");
+  else if (e instanceof TRPCError && TRPC_TO_CODE[e.code]) out = new CoreError(TRPC_TO_CODE[e.code]!, e.code === "NOT_FOUND" ? "No such route." : e.message);
+  else out = new CoreError("INTERNAL_ERROR");
+  if (out.code === "INTERNAL_ERROR" && !(e instanceof CoreError) && !(cause instanceof CoreError)) {
+    (out as any).original = e;
+  }
+  if (e && typeof e === "object") cache.set(e, out);
+  return out;
+}
+
+export function renderError(
+  err: CoreError,
+  requestId: string,
+  baseUrl: string,
+): { status: number; body: Envelope; headers: Record<string, string> } {
+  const info = ERROR_CODES[err.code];
+  const docsUrl = `${baseUrl}/docs/errors#${err.code}`;
+  const headers: Record<string, string> = { Link: `<${docsUrl}>; rel="help"`, ...err.headers };
+  if (info.status === 401) headers["WWW-Authenticate"] = 'Bearer realm="svc"';
+  const retryAfter = err.extras.retry_after ?? (info.status === 429 || info.status === 503 ? 5 : undefined);
+  if (retryAfter !== undefined) headers["Retry-After"] = String(retryAfter);
+  return {
+    status: info.status,
+    headers,
+    body: {
+      error: {
+        code: err.code,
+        message: err.message,
+        type: errorType(info.status),
+        request_id: requestId,
+        retryable: info.retryable,
+        retry_with_same_idempotency_key: info.sameKey,
+        docs_url: docsUrl,
+        ...err.extras,
+        ...(retryAfter !== undefined ? { retry_after: retryAfter } : {}),
+      },
+    },
+  };
+}

@@ -1,0 +1,191 @@
+// The one HTTP server: /v1 REST facade (trpc-to-openapi), /trpc for the console, OpenAPI and docs.
+// Transport only: every rule lives in core; errors are rendered from core's one table.
+import { CoreError } from "@cua/core/errors";
+import { newRequestId } from "@cua/core/ids";
+import { TRPCError } from "@trpc/server";
+import { fastifyTRPCPlugin } from "@trpc/server/adapters/fastify";
+import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from "fastify";
+import { fastifyTRPCOpenApiPlugin } from "trpc-to-openapi";
+import type { AppDeps } from "./app-deps.ts";
+import { registerDocs } from "./http/docs-page.ts";
+import { buildOpenApiDocument } from "./http/openapi.ts";
+import { ReplayedResponse, renderError, toCoreError } from "./http/render-error.ts";
+import { baseUrlOf, createContextFactory, type Ctx } from "./trpc/context.ts";
+import { appRouter } from "./trpc/router.ts";
+
+export const BODY_LIMIT = 15 * 1024 * 1024; // SPEC.md "Limits": 15,728,640 bytes
+
+declare module "fastify" {
+  interface FastifyRequest {
+    rawBody?: Buffer;
+    svcCtx?: Ctx;
+  }
+}
+
+function sendError(req: FastifyRequest, reply: FastifyReply, deps: AppDeps, err: CoreError) {
+  const r = renderError(err, String(req.id), baseUrlOf({ deps, req }));
+  const extra = req.svcCtx?.res.headers ?? {};
+  return reply
+    .code(r.status)
+    .headers({ ...extra, ...r.headers })
+    .type("application/json")
+    .send(r.body);
+}
+
+function fastifyErrorToCore(e: FastifyError): CoreError {
+  switch (e.code) {
+    case "FST_ERR_CTP_BODY_TOO_LARGE":
+      return new CoreError("PAYLOAD_TOO_LARGE", `The body exceeds ${BODY_LIMIT} bytes.`);
+    case "FST_ERR_CTP_INVALID_MEDIA_TYPE":
+      return new CoreError("UNSUPPORTED_MEDIA_TYPE", "Content-Type must be application/json.");
+    case "FST_ERR_CTP_INVALID_CONTENT_LENGTH":
+      return new CoreError("MALFORMED_JSON", "Content-Length does not match the body.");
+    default:
+      return toCoreError(e);
+  }
+}
+
+export async function buildServer(deps: AppDeps): Promise<FastifyInstance> {
+  const app = Fastify({
+    logger: {
+      level: deps.env.LOG_LEVEL,
+      redact: {
+        paths: [
+          'req.headers["x-api-key"]',
+          "req.headers.authorization",
+          'req.headers["x-llm-api-key"]',
+          "req.headers.cookie",
+        ],
+        censor: "[redacted]",
+      },
+    },
+    genReqId: () => newRequestId(),
+    requestIdHeader: false,
+    bodyLimit: BODY_LIMIT,
+    return503OnClosing: true,
+  });
+
+  app.addHook("onRequest", async (req, reply) => {
+    reply.header("X-Service-Request-Id", String(req.id));
+    // A bodiless POST/DELETE (e.g. /cancel) needs no Content-Type.
+    const len = req.headers["content-length"];
+    if (!req.headers["content-type"] && (len === undefined || len === "0") && !req.headers["transfer-encoding"]) {
+      req.headers["content-type"] = "application/json";
+    }
+  });
+
+  // JSON with the raw bytes kept (webhook HMAC checks need them); an empty body is "no input".
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser("application/json", { parseAs: "buffer" }, (req: FastifyRequest, body: Buffer | string, done: (err: Error | null, body?: unknown) => void) => {
+    const buf = Buffer.isBuffer(body) ? body : Buffer.from(body);
+    req.rawBody = buf;
+    if (buf.length === 0) return done(null, undefined);
+    try {
+      done(null, JSON.parse(buf.toString("utf8")));
+    } catch {
+      done(new CoreError("MALFORMED_JSON", "The request body is not valid JSON."), undefined);
+    }
+  });
+
+  app.setErrorHandler((err: FastifyError, req, reply) => {
+    const ce = err instanceof CoreError ? err : fastifyErrorToCore(err);
+    if (ce.code === "INTERNAL_ERROR") req.log.error({ err }, "internal error");
+    return sendError(req, reply, deps, ce);
+  });
+
+  app.setNotFoundHandler((req, reply) => {
+    const legacy = req.url.startsWith("/api/v1/cua");
+    return sendError(
+      req,
+      reply,
+      deps,
+      new CoreError("NOT_FOUND", legacy ? "The /api/v1/cua prefix is not served." : `No route ${req.method} ${req.url.split("?")[0]}.`, {
+        suggestion: legacy ? "Use the /v1 paths of the OpenAPI document at /openapi.json." : "See /docs for every route.",
+      }),
+    );
+  });
+
+  const locationOf = (ctx: Ctx) => (ctx.req.method === "GET" || ctx.req.method === "DELETE" ? "query" : "body");
+  const responseMeta = ({ ctx, errors }: { ctx?: Ctx; errors: readonly unknown[] }) => {
+    if (!ctx) return {};
+    const first = errors[0] as { cause?: unknown } | undefined;
+    if (first) {
+      if (first.cause instanceof ReplayedResponse) {
+        const c = first.cause;
+        return { status: c.status, headers: { ...ctx.res.headers, ...c.headers, "X-Service-Idempotent-Replay": "true" } };
+      }
+      const r = renderError(toCoreError(first, locationOf(ctx)), ctx.requestId, baseUrlOf(ctx));
+      return { status: r.status, headers: { ...ctx.res.headers, ...r.headers } };
+    }
+    return { status: ctx.transport === "rest" ? (ctx.res.status ?? 200) : 200, headers: ctx.res.headers };
+  };
+  const onError = ({ error, ctx }: { error: unknown; ctx?: Ctx }) => {
+    const ce = toCoreError(error, ctx ? locationOf(ctx) : "body");
+    if (ce.code === "INTERNAL_ERROR") app.log.error({ err: (ce as any).original ?? error, reqId: ctx?.requestId }, "internal error");
+  };
+
+  await app.register(async (v1) => {
+    // trpc-to-openapi adds top-level `message`/`code` to error bodies (mcampa/trpc-to-openapi#168):
+    // re-emit exactly the SPEC envelope.
+    v1.addHook("onSend", async (_req, reply, payload) => {
+      if (reply.statusCode < 400 || typeof payload !== "string") return payload;
+      try {
+        const body = JSON.parse(payload);
+        if (body && typeof body === "object" && body.error && typeof body.error === "object") {
+          return JSON.stringify({ error: body.error });
+        }
+        // thrown before a context existed (no such route): render the envelope here
+        const code = typeof body?.code === "string" ? body.code : "INTERNAL_SERVER_ERROR";
+        const ce = toCoreError(new TRPCError({ code, message: String(body?.message ?? "") }));
+        const r = renderError(ce, String(_req.id), baseUrlOf({ deps, req: _req }));
+        reply.code(r.status).headers(r.headers);
+        return JSON.stringify(r.body);
+      } catch {}
+      return payload;
+    });
+    await v1.register(fastifyTRPCOpenApiPlugin as any, {
+      basePath: "/v1",
+      router: appRouter,
+      createContext: createContextFactory(deps, "rest"),
+      responseMeta,
+      onError,
+    });
+  });
+
+  await app.register(fastifyTRPCPlugin, {
+    prefix: "/trpc",
+    trpcOptions: {
+      router: appRouter,
+      createContext: createContextFactory(deps, "trpc"),
+      responseMeta: responseMeta as any,
+      onError: onError as any,
+    },
+  });
+
+  app.addHook("onResponse", async (req, reply) => {
+    const ctx = req.svcCtx;
+    if (!ctx?.principal || !ctx.endpoint) return;
+    deps.usage.record({
+      accountId: ctx.principal.accountId,
+      mode: ctx.principal.mode,
+      apiKeyId: ctx.principal.keyId,
+      method: req.method,
+      endpoint: ctx.endpoint,
+      status: reply.statusCode,
+      creditsCharged: ctx.res.creditsCharged,
+      requestId: String(req.id),
+      at: new Date(),
+    });
+  });
+
+  let doc: unknown;
+  const openapi = (req: FastifyRequest) => {
+    doc ??= buildOpenApiDocument(baseUrlOf({ deps, req }));
+    return doc;
+  };
+  app.get("/openapi.json", async (req) => openapi(req));
+  app.get("/.well-known/openapi.json", async (req) => openapi(req));
+  registerDocs(app, () => buildOpenApiDocument(""));
+
+  return app;
+}

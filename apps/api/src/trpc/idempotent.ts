@@ -1,0 +1,56 @@
+// Wraps a reserve-and-replay operation (SPEC.md "Idem." RR). Without an Idempotency-Key the operation
+// just runs. The response stored for replay is the body, the status and the billing headers.
+import { abandonIdempotent, beginIdempotent, completeIdempotent, fingerprint } from "@cua/core/idempotency/idempotency";
+import type { Principal } from "@cua/core/keys/authenticate-key";
+import { ERROR_CODES } from "@cua/core/errors";
+import { ReplayedResponse, renderError, toCoreError } from "../http/render-error.ts";
+import { baseUrlOf, type Ctx, header } from "./context.ts";
+
+const REPLAYED_HEADERS = ["X-Credits-Charged", "X-Credits-Remaining", "X-Credits-Refunded", "Cache-Control", "Location"];
+
+export async function idempotent<T>(
+  ctx: Ctx & { principal: Principal },
+  input: unknown,
+  fn: () => Promise<T>,
+  opts: { scope?: string } = {},
+): Promise<T> {
+  const key = header(ctx.req, "idempotency-key");
+  if (key === undefined) return fn();
+  const p = ctx.principal;
+  const scope = opts.scope ?? `key:${p.keyId}`;
+  const begun = await beginIdempotent(ctx.deps, {
+    scope,
+    key,
+    accountId: p.accountId,
+    mode: p.mode,
+    endpoint: ctx.endpoint ?? "unknown",
+    bodyHash: fingerprint(input ?? null),
+    pendingWindowSeconds: ctx.deps.env.IDEMPOTENCY_PENDING_WINDOW_SECONDS,
+  });
+  if (begun.kind === "replay") {
+    ctx.res.headers["X-Service-Idempotent-Replay"] = "true";
+    if (begun.status >= 400) throw new ReplayedResponse(begun.status, begun.body, begun.headers);
+    Object.assign(ctx.res.headers, begun.headers);
+    ctx.res.status = begun.status;
+    return begun.body as T;
+  }
+  try {
+    const result = await fn();
+    const headers: Record<string, string> = {};
+    for (const h of REPLAYED_HEADERS) if (ctx.res.headers[h] !== undefined) headers[h] = ctx.res.headers[h]!;
+    await completeIdempotent(ctx.deps, begun.recordId, { status: ctx.res.status ?? 200, body: result, headers });
+    return result;
+  } catch (e) {
+    const ce = toCoreError(e);
+    if (ERROR_CODES[ce.code].sameKey || ce.code === "INTERNAL_ERROR" || ce.code === "DB_UNAVAILABLE") {
+      // safe to retry with the same key: forget the attempt
+      await abandonIdempotent(ctx.deps, begun.recordId).catch(() => {});
+    } else {
+      const r = renderError(ce, ctx.requestId, baseUrlOf(ctx));
+      await completeIdempotent(ctx.deps, begun.recordId, { status: r.status, body: r.body, headers: ce.headers }).catch(
+        () => {},
+      );
+    }
+    throw e;
+  }
+}

@@ -1,0 +1,121 @@
+// Black-box test harness: the real server on a fresh PostgreSQL database, driven with fetch.
+import { type ChildProcess, spawn } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { createAccount, type Tier } from "@cua/core/accounts/create-account";
+import { createTestDatabase, type TestDatabase } from "@cua/db/testing";
+import { type App, createApp } from "../src/app.ts";
+import { loadEnv } from "../src/env.ts";
+
+export const TEST_SECRETS_KEY = "0f".repeat(32);
+export const REPO_ROOT = path.resolve(import.meta.dirname, "../../..");
+
+export interface TestServer {
+  url: string;
+  app: App;
+  db: TestDatabase;
+  dataDir: string;
+  stop(): Promise<void>;
+  account(opts?: { tier?: Tier; credits?: number }): Promise<{ account_id: string; live_key: string; test_key: string; console_email: string; console_password: string }>;
+}
+
+export async function startTestServer(env: Record<string, string> = {}, db?: TestDatabase): Promise<TestServer> {
+  const tdb = db ?? (await createTestDatabase());
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "cua-test-"));
+  const app = await createApp(
+    loadEnv({ DATABASE_URL: tdb.url, PORT: "0", LOG_LEVEL: "silent", SECRETS_KEY: TEST_SECRETS_KEY, DATA_DIR: dataDir, ...env }),
+  );
+  await app.server.listen({ port: 0, host: "127.0.0.1" });
+  const addr = app.server.server.address();
+  const port = typeof addr === "object" && addr ? addr.port : 0;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    app,
+    db: tdb,
+    dataDir,
+    account: (o = {}) => createAccount(app.deps, { name: "test", tier: o.tier ?? "enterprise", credits: o.credits ?? 1000 }),
+    stop: async () => {
+      await app.close();
+      if (!db) await tdb.drop();
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+export interface Res {
+  status: number;
+  headers: Headers;
+  body: any;
+  text: string;
+}
+
+export async function call(
+  url: string,
+  method: string,
+  pathname: string,
+  opts: { key?: string; body?: unknown; headers?: Record<string, string>; raw?: string | Buffer } = {},
+): Promise<Res> {
+  const headers: Record<string, string> = { ...(opts.headers ?? {}) };
+  if (opts.key) headers["X-API-Key"] = opts.key;
+  let body: string | Buffer | undefined;
+  if (opts.raw !== undefined) body = opts.raw;
+  else if (opts.body !== undefined) {
+    body = JSON.stringify(opts.body);
+    headers["Content-Type"] ??= "application/json";
+  }
+  const r = await fetch(url + pathname, { method, headers, body });
+  const text = await r.text();
+  let parsed: any = text;
+  try {
+    parsed = JSON.parse(text);
+  } catch {}
+  return { status: r.status, headers: r.headers, body: parsed, text };
+}
+
+/** Asserts the SPEC.md error envelope and returns the error object. */
+export function envelope(r: Res, status: number, code: string) {
+  if (r.status !== status || r.body?.error?.code !== code) {
+    throw new Error(`expected ${status} ${code}, got ${r.status} ${r.text.slice(0, 500)}`);
+  }
+  const e = r.body.error;
+  const keys = ["code", "message", "type", "request_id", "retryable", "retry_with_same_idempotency_key"];
+  for (const k of keys) if (!(k in e)) throw new Error(`envelope lacks ${k}: ${r.text}`);
+  if (Object.keys(r.body).length !== 1) throw new Error(`envelope has extra top-level keys: ${r.text}`);
+  if (r.headers.get("x-service-request-id") !== e.request_id) throw new Error("request id header and body differ");
+  if (!r.headers.get("link")?.includes(`/docs/errors#${code}`)) throw new Error(`Link header missing: ${r.headers.get("link")}`);
+  return e;
+}
+
+/** Spawns the service as its own process (the way an operator runs it). */
+export function spawnService(env: Record<string, string>): { child: ChildProcess; output: () => string; url: () => Promise<string> } {
+  let out = "";
+  const child = spawn(path.join(REPO_ROOT, "node_modules/.bin/tsx"), [path.join(REPO_ROOT, "apps/api/src/main.ts")], {
+    cwd: REPO_ROOT,
+    env: { ...process.env, PORT: "0", LOG_LEVEL: "warn", ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  child.stdout!.on("data", (d) => (out += d));
+  child.stderr!.on("data", (d) => (out += d));
+  const url = () =>
+    new Promise<string>((resolve, reject) => {
+      const started = Date.now();
+      const tick = () => {
+        const m = /API listening on (http:\/\/[^\s]+)/.exec(out);
+        if (m) return resolve(m[1]!);
+        if (child.exitCode !== null) return reject(new Error(`service exited: ${out}`));
+        if (Date.now() - started > 60_000) return reject(new Error(`service did not start: ${out}`));
+        setTimeout(tick, 100);
+      };
+      tick();
+    });
+  return { child, output: () => out, url };
+}
+
+export async function stopChild(child: ChildProcess, signal: NodeJS.Signals = "SIGTERM") {
+  if (child.exitCode !== null) return;
+  await new Promise<void>((resolve) => {
+    child.once("exit", () => resolve());
+    child.kill(signal);
+  });
+}
