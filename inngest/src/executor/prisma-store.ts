@@ -1,0 +1,419 @@
+// ExecutorStore on Prisma (PostgreSQL, or PGlite embedded). Leases use raw SQL:
+// SELECT ... FOR UPDATE SKIP LOCKED to claim, SELECT ... FOR UPDATE to serialise a run's changes.
+import type { Db, Tx } from "@cua/db/client";
+import { Prisma } from "@cua/db/generated";
+import type {
+  EventPayload,
+  ExecutorStore,
+  FunctionConfig,
+  FunctionRecord,
+  NewQueueItem,
+  NewRun,
+  NewStep,
+  NewWait,
+  QueueItem,
+  QueueKind,
+  RunFilter,
+  RunPatch,
+  RunRecord,
+  RunStatus,
+  SerializedError,
+  StepRecord,
+  StoreTx,
+  WaitRecord,
+} from "./store.ts";
+
+type RunRow = Awaited<ReturnType<Db["executorRun"]["findUniqueOrThrow"]>>;
+type StepRow = Awaited<ReturnType<Db["executorStep"]["findUniqueOrThrow"]>>;
+type ItemRow = Awaited<ReturnType<Db["executorQueueItem"]["findUniqueOrThrow"]>>;
+type WaitRow = Awaited<ReturnType<Db["executorWait"]["findUniqueOrThrow"]>>;
+
+/** JSON for a nullable Json column: SQL NULL for null/undefined. */
+function json(v: unknown): Prisma.InputJsonValue | typeof Prisma.DbNull {
+  return v === undefined || v === null ? Prisma.DbNull : (v as Prisma.InputJsonValue);
+}
+
+function toRun(r: RunRow): RunRecord {
+  return {
+    id: r.id,
+    functionId: r.functionId,
+    status: r.status as RunStatus,
+    event: r.event as unknown as EventPayload,
+    eventId: r.eventId,
+    output: r.output ?? null,
+    error: (r.error as unknown as SerializedError | null) ?? null,
+    disableImmediateExecution: r.disableImmediateExecution,
+    stepSeq: r.stepSeq,
+    parentRunId: r.parentRunId,
+    parentStepId: r.parentStepId,
+    createdAt: r.createdAt,
+    updatedAt: r.updatedAt,
+    startedAt: r.startedAt,
+    endedAt: r.endedAt,
+  };
+}
+
+function toStep(s: StepRow): StepRecord {
+  return {
+    runId: s.runId,
+    stepId: s.stepId,
+    seq: s.seq,
+    op: s.op,
+    name: s.name,
+    data: s.data ?? null,
+    error: (s.error as unknown as SerializedError | null) ?? null,
+    createdAt: s.createdAt,
+  };
+}
+
+function toItem(i: ItemRow): QueueItem {
+  return {
+    id: i.id,
+    runId: i.runId,
+    functionId: i.functionId,
+    kind: i.kind as QueueKind,
+    stepId: i.stepId,
+    attempt: i.attempt,
+    dedupeKey: i.dedupeKey,
+    rediscover: i.rediscover,
+    payload: (i.payload as Record<string, unknown> | null) ?? null,
+    runAt: i.runAt,
+    leaseOwner: i.leaseOwner,
+    leaseExpiresAt: i.leaseExpiresAt,
+    createdAt: i.createdAt,
+  };
+}
+
+function toWait(w: WaitRow): WaitRecord {
+  return {
+    id: w.id,
+    runId: w.runId,
+    stepId: w.stepId,
+    kind: w.kind as "event" | "invoke",
+    eventName: w.eventName,
+    expression: w.expression,
+    childRunId: w.childRunId,
+    expiresAt: w.expiresAt,
+    createdAt: w.createdAt,
+  };
+}
+
+/** Deadlocks (40P01) and serialization failures (40001) are retried; Prisma reports them as P2034. */
+function isRetryableTxError(e: unknown): boolean {
+  const seen = new Set<unknown>();
+  let cur: any = e;
+  while (cur && typeof cur === "object" && !seen.has(cur)) {
+    seen.add(cur);
+    const code = String(cur.code ?? cur.originalCode ?? "");
+    if (code === "P2034" || code === "40P01" || code === "40001") return true;
+    if (/deadlock detected|could not serialize access/i.test(String(cur.message ?? ""))) return true;
+    cur = cur.cause;
+  }
+  return false;
+}
+
+class PrismaStoreTx implements StoreTx {
+  constructor(private readonly tx: Tx) {}
+
+  async replaceFunctions(appId: string, fns: FunctionRecord[]): Promise<void> {
+    await this.tx.executorFunction.deleteMany({ where: { appId, id: { notIn: fns.map((f) => f.id) } } });
+    for (const f of fns) {
+      const data = { appId: f.appId, name: f.name, config: f.config as unknown as Prisma.InputJsonValue };
+      await this.tx.executorFunction.upsert({ where: { id: f.id }, create: { id: f.id, ...data }, update: data });
+    }
+  }
+
+  async listFunctions(): Promise<FunctionRecord[]> {
+    const rows = await this.tx.executorFunction.findMany({ orderBy: { id: "asc" } });
+    return rows.map((r) => ({ id: r.id, appId: r.appId, name: r.name, config: r.config as unknown as FunctionConfig }));
+  }
+
+  async insertEvent(e: { id: string; externalId: string | null; name: string; payload: EventPayload }): Promise<boolean> {
+    const { count } = await this.tx.executorEvent.createMany({
+      data: [{ id: e.id, externalId: e.externalId, name: e.name, payload: e.payload as unknown as Prisma.InputJsonValue }],
+      skipDuplicates: true,
+    });
+    return count === 1;
+  }
+
+  async createRun(run: NewRun): Promise<void> {
+    await this.tx.executorRun.create({
+      data: {
+        id: run.id,
+        functionId: run.functionId,
+        status: "queued",
+        event: run.event as unknown as Prisma.InputJsonValue,
+        eventId: run.eventId,
+        parentRunId: run.parentRunId ?? null,
+        parentStepId: run.parentStepId ?? null,
+      },
+    });
+  }
+
+  async lockRun(runId: string): Promise<RunRecord | null> {
+    const locked = await this.tx.$queryRaw<{ id: string }[]>`SELECT id FROM executor_runs WHERE id = ${runId} FOR UPDATE`;
+    if (locked.length === 0) return null;
+    const row = await this.tx.executorRun.findUnique({ where: { id: runId } });
+    return row ? toRun(row) : null;
+  }
+
+  async updateRun(runId: string, patch: RunPatch): Promise<void> {
+    const data: Prisma.ExecutorRunUpdateInput = {};
+    if (patch.status !== undefined) data.status = patch.status;
+    if ("output" in patch) data.output = json(patch.output);
+    if ("error" in patch) data.error = json(patch.error);
+    if (patch.disableImmediateExecution !== undefined) data.disableImmediateExecution = patch.disableImmediateExecution;
+    if (patch.startedAt !== undefined) data.startedAt = patch.startedAt;
+    if (patch.endedAt !== undefined) data.endedAt = patch.endedAt;
+    if (patch.parentRunId !== undefined) data.parentRunId = patch.parentRunId;
+    if (patch.parentStepId !== undefined) data.parentStepId = patch.parentStepId;
+    await this.tx.executorRun.update({ where: { id: runId }, data });
+  }
+
+  async activeRunsOf(functionIds: string[]): Promise<RunRecord[]> {
+    if (functionIds.length === 0) return [];
+    const rows = await this.tx.executorRun.findMany({
+      where: { functionId: { in: functionIds }, status: { in: ["queued", "running"] } },
+      orderBy: { id: "asc" },
+    });
+    return rows.map(toRun);
+  }
+
+  async insertStep(runId: string, step: NewStep): Promise<boolean> {
+    if (await this.hasStep(runId, step.stepId)) return false;
+    const { stepSeq } = await this.tx.executorRun.update({
+      where: { id: runId },
+      data: { stepSeq: { increment: 1 } },
+      select: { stepSeq: true },
+    });
+    const hasError = step.error !== undefined && step.error !== null;
+    const { count } = await this.tx.executorStep.createMany({
+      data: [
+        {
+          runId,
+          stepId: step.stepId,
+          seq: stepSeq,
+          op: step.op,
+          name: step.name ?? null,
+          data: hasError ? Prisma.DbNull : json(step.data),
+          error: hasError ? (step.error as unknown as Prisma.InputJsonValue) : Prisma.DbNull,
+        },
+      ],
+      skipDuplicates: true,
+    });
+    return count === 1;
+  }
+
+  async hasStep(runId: string, stepId: string): Promise<boolean> {
+    const row = await this.tx.executorStep.findUnique({ where: { runId_stepId: { runId, stepId } }, select: { seq: true } });
+    return row !== null;
+  }
+
+  async enqueue(item: NewQueueItem): Promise<boolean> {
+    const { count } = await this.tx.executorQueueItem.createMany({
+      data: [
+        {
+          id: item.id,
+          runId: item.runId,
+          functionId: item.functionId,
+          kind: item.kind,
+          stepId: item.stepId ?? null,
+          attempt: item.attempt ?? 0,
+          dedupeKey: item.dedupeKey,
+          payload: json(item.payload),
+          runAt: item.runAt,
+        },
+      ],
+      skipDuplicates: true,
+    });
+    return count === 1;
+  }
+
+  async requestCall(runId: string, functionId: string, runAt: Date, newId: string): Promise<void> {
+    const key = `${runId}:call`;
+    await this.tx.$executeRaw`
+      INSERT INTO executor_queue (id, run_id, function_id, kind, attempt, dedupe_key, rediscover, run_at, created_at)
+      VALUES (${newId}, ${runId}, ${functionId}, 'call', 0, ${key}, false, ${runAt}, now())
+      ON CONFLICT (dedupe_key) DO UPDATE SET
+        rediscover = CASE WHEN executor_queue.lease_owner IS NOT NULL THEN true ELSE executor_queue.rediscover END,
+        run_at = CASE WHEN executor_queue.lease_owner IS NOT NULL THEN executor_queue.run_at
+                      ELSE LEAST(executor_queue.run_at, EXCLUDED.run_at) END`;
+  }
+
+  async finishItem(itemId: string, workerId: string, now: Date, again?: { runAt: Date; attempt: number }): Promise<boolean> {
+    const rows = await this.tx.$queryRaw<{ rediscover: boolean }[]>`
+      SELECT rediscover FROM executor_queue WHERE id = ${itemId} AND lease_owner = ${workerId} FOR UPDATE`;
+    const row = rows[0];
+    if (!row) return false;
+    const unlease = { leaseOwner: null, leaseExpiresAt: null };
+    if (again) {
+      await this.tx.executorQueueItem.update({
+        where: { id: itemId },
+        data: { ...unlease, runAt: again.runAt, attempt: again.attempt, rediscover: false },
+      });
+    } else if (row.rediscover) {
+      await this.tx.executorQueueItem.update({ where: { id: itemId }, data: { ...unlease, runAt: now, attempt: 0, rediscover: false } });
+    } else {
+      await this.tx.executorQueueItem.delete({ where: { id: itemId } });
+    }
+    return true;
+  }
+
+  async countItems(runId: string, kind: QueueKind, excludeItemId?: string): Promise<number> {
+    return this.tx.executorQueueItem.count({
+      where: { runId, kind, ...(excludeItemId ? { id: { not: excludeItemId } } : {}) },
+    });
+  }
+
+  async deleteItemByKey(dedupeKey: string): Promise<void> {
+    await this.tx.executorQueueItem.deleteMany({ where: { dedupeKey } });
+  }
+
+  async clearRunWork(runId: string): Promise<void> {
+    await this.tx.executorQueueItem.deleteMany({ where: { runId } });
+    await this.tx.executorWait.deleteMany({ where: { runId } });
+  }
+
+  async insertWait(wait: NewWait): Promise<boolean> {
+    const { count } = await this.tx.executorWait.createMany({ data: [wait], skipDuplicates: true });
+    return count === 1;
+  }
+
+  async deleteWait(runId: string, stepId: string): Promise<WaitRecord | null> {
+    const rows = await this.tx.executorWait.findMany({ where: { runId, stepId } });
+    const row = rows[0];
+    if (!row) return null;
+    const { count } = await this.tx.executorWait.deleteMany({ where: { id: row.id } });
+    return count === 1 ? toWait(row) : null;
+  }
+
+  async deleteWaitForChild(childRunId: string): Promise<WaitRecord | null> {
+    const row = await this.tx.executorWait.findUnique({ where: { childRunId } });
+    if (!row) return null;
+    const { count } = await this.tx.executorWait.deleteMany({ where: { id: row.id } });
+    return count === 1 ? toWait(row) : null;
+  }
+
+  async waitsForEvent(name: string): Promise<Array<WaitRecord & { runEvent: EventPayload }>> {
+    const waits = await this.tx.executorWait.findMany({ where: { kind: "event", eventName: name }, orderBy: { runId: "asc" } });
+    if (waits.length === 0) return [];
+    const runs = await this.tx.executorRun.findMany({
+      where: { id: { in: [...new Set(waits.map((w) => w.runId))] } },
+      select: { id: true, event: true },
+    });
+    const byId = new Map(runs.map((r) => [r.id, r.event as unknown as EventPayload]));
+    return waits.flatMap((w) => {
+      const runEvent = byId.get(w.runId);
+      return runEvent ? [{ ...toWait(w), runEvent }] : [];
+    });
+  }
+}
+
+export interface PrismaStoreOptions {
+  /** interactive transaction limits (ms) */
+  maxWait?: number;
+  timeout?: number;
+}
+
+export function createPrismaStore(db: Db, opts: PrismaStoreOptions = {}): ExecutorStore {
+  const txOpts = { maxWait: opts.maxWait ?? 10_000, timeout: opts.timeout ?? 60_000 };
+  return {
+    async transaction(fn) {
+      for (let attempt = 1; ; attempt++) {
+        try {
+          return await db.$transaction((tx) => fn(new PrismaStoreTx(tx)), txOpts);
+        } catch (e) {
+          if (attempt >= 8 || !isRetryableTxError(e)) throw e;
+          await new Promise((r) => setTimeout(r, 5 * attempt + Math.random() * 20));
+        }
+      }
+    },
+
+    async claim({ workerId, now, leaseUntil, limit, functionIds }) {
+      if (functionIds.length === 0 || limit <= 0) return [];
+      const claimed = await db.$queryRaw<{ id: string }[]>`
+        WITH due AS (
+          SELECT id FROM executor_queue
+          WHERE run_at <= ${now}
+            AND (lease_expires_at IS NULL OR lease_expires_at < ${now})
+            AND function_id IN (${Prisma.join(functionIds)})
+          ORDER BY run_at
+          LIMIT ${limit}
+          FOR UPDATE SKIP LOCKED
+        )
+        UPDATE executor_queue q SET lease_owner = ${workerId}, lease_expires_at = ${leaseUntil}
+        FROM due WHERE q.id = due.id
+        RETURNING q.id`;
+      if (claimed.length === 0) return [];
+      const rows = await db.executorQueueItem.findMany({
+        where: { id: { in: claimed.map((c) => c.id) }, leaseOwner: workerId },
+        orderBy: { runAt: "asc" },
+      });
+      return rows.map(toItem);
+    },
+
+    async heartbeat(itemId, workerId, leaseUntil) {
+      const { count } = await db.executorQueueItem.updateMany({
+        where: { id: itemId, leaseOwner: workerId },
+        data: { leaseExpiresAt: leaseUntil },
+      });
+      return count === 1;
+    },
+
+    async release(itemIds, workerId) {
+      if (itemIds.length === 0) return;
+      await db.executorQueueItem.updateMany({
+        where: { id: { in: itemIds }, leaseOwner: workerId },
+        data: { leaseOwner: null, leaseExpiresAt: null },
+      });
+    },
+
+    async nextDueAt(functionIds) {
+      if (functionIds.length === 0) return null;
+      const rows = await db.$queryRaw<{ at: Date | null }[]>`
+        SELECT MIN(CASE WHEN lease_expires_at IS NOT NULL AND lease_expires_at > run_at THEN lease_expires_at ELSE run_at END) AS at
+        FROM executor_queue WHERE function_id IN (${Prisma.join(functionIds)})`;
+      const at = rows[0]?.at;
+      return at ? new Date(at) : null;
+    },
+
+    async getRun(runId) {
+      const row = await db.executorRun.findUnique({ where: { id: runId } });
+      return row ? toRun(row) : null;
+    },
+
+    async listRuns(filter: RunFilter) {
+      const status = filter.status === undefined ? undefined : Array.isArray(filter.status) ? { in: filter.status } : filter.status;
+      const rows = await db.executorRun.findMany({
+        where: {
+          ...(filter.functionId ? { functionId: filter.functionId } : {}),
+          ...(status ? { status } : {}),
+          ...(filter.eventId ? { eventId: filter.eventId } : {}),
+          ...(filter.parentRunId ? { parentRunId: filter.parentRunId } : {}),
+        },
+        orderBy: { id: "desc" },
+        take: filter.limit ?? 100,
+      });
+      return rows.map(toRun);
+    },
+
+    async listSteps(runId) {
+      const rows = await db.executorStep.findMany({ where: { runId }, orderBy: { seq: "asc" } });
+      return rows.map(toStep);
+    },
+
+    async listWaits(runId) {
+      const rows = await db.executorWait.findMany({ where: { runId }, orderBy: { createdAt: "asc" } });
+      return rows.map(toWait);
+    },
+
+    async listItems(runId) {
+      const rows = await db.executorQueueItem.findMany({ where: { runId }, orderBy: { runAt: "asc" } });
+      return rows.map(toItem);
+    },
+
+    async ping() {
+      await db.$queryRaw`SELECT 1`;
+    },
+  };
+}
