@@ -82,7 +82,9 @@ export function envelope(r: Res, status: number, code: string) {
   const keys = ["code", "message", "type", "request_id", "retryable", "retry_with_same_idempotency_key"];
   for (const k of keys) if (!(k in e)) throw new Error(`envelope lacks ${k}: ${r.text}`);
   if (Object.keys(r.body).length !== 1) throw new Error(`envelope has extra top-level keys: ${r.text}`);
-  if (r.headers.get("x-service-request-id") !== e.request_id) throw new Error("request id header and body differ");
+  // a replayed response keeps the original body (and its request_id) under a new request id header
+  const replay = r.headers.get("x-service-idempotent-replay") === "true";
+  if (!replay && r.headers.get("x-service-request-id") !== e.request_id) throw new Error("request id header and body differ");
   if (!r.headers.get("link")?.includes(`/docs/errors#${code}`)) throw new Error(`Link header missing: ${r.headers.get("link")}`);
   return e;
 }

@@ -7,6 +7,8 @@ import { applyMigrations, migrationsDigest } from "./migrate.ts";
 
 export const TEST_PG_ADMIN_URL = process.env.TEST_DATABASE_ADMIN_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres";
 
+const testDbName = () => `cua_test_${Math.floor(Date.now() / 1000)}_${randomBytes(5).toString("hex")}`;
+
 export function templateName(): string {
   return `cua_template_${migrationsDigest()}`;
 }
@@ -33,13 +35,22 @@ export async function prepareTemplate(): Promise<void> {
   await admin(async (c) => {
     await c.query("SELECT pg_advisory_lock(7270737)");
     try {
-      const stale = await c.query<{ datname: string }>(
+      // Drop clones left by crashed runs (older than 3 hours; concurrent runs keep theirs) and templates
+      // of other migration histories that nobody is connected to.
+      const all = await c.query<{ datname: string }>(
         "SELECT datname FROM pg_database WHERE (datname LIKE 'cua_test_%' OR datname LIKE 'cua_template_%') AND datname <> $1",
         [name],
       );
-      for (const { datname } of stale.rows) {
-        await c.query(`UPDATE pg_database SET datistemplate = false WHERE datname = $1`, [datname]);
-        await c.query(`DROP DATABASE IF EXISTS "${datname}" WITH (FORCE)`);
+      const cutoff = Math.floor(Date.now() / 1000) - 3 * 3600;
+      for (const { datname } of all.rows) {
+        const born = /^cua_test_(\d+)_/.exec(datname)?.[1];
+        if (datname.startsWith("cua_test_") && born && Number(born) > cutoff) continue;
+        try {
+          await c.query(`UPDATE pg_database SET datistemplate = false WHERE datname = $1`, [datname]);
+          await c.query(`DROP DATABASE IF EXISTS "${datname}"`);
+        } catch {
+          // in use by a concurrent run: leave it
+        }
       }
       const exists = await c.query("SELECT 1 FROM pg_database WHERE datname = $1", [name]);
       if (exists.rowCount) return;
@@ -71,7 +82,7 @@ export interface TestDatabase extends DbHandle {
 
 /** A fresh, migrated database cloned from the template. Call drop() in afterAll. */
 export async function createTestDatabase(): Promise<TestDatabase> {
-  const name = `cua_test_${randomBytes(6).toString("hex")}`;
+  const name = testDbName();
   await admin((c) => c.query(`CREATE DATABASE "${name}" TEMPLATE "${templateName()}"`));
   const url = urlFor(name);
   const h = await openDb({ databaseUrl: url, migrate: false, poolSize: 5 });
@@ -88,7 +99,7 @@ export async function createTestDatabase(): Promise<TestDatabase> {
 
 /** An empty database URL (not cloned), for tests that run migrations themselves. */
 export async function createEmptyDatabase(): Promise<{ url: string; drop(): Promise<void> }> {
-  const name = `cua_test_${randomBytes(6).toString("hex")}`;
+  const name = testDbName();
   await admin((c) => c.query(`CREATE DATABASE "${name}"`));
   return { url: urlFor(name), drop: () => admin((c) => c.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`)).then(() => {}) };
 }

@@ -42,12 +42,14 @@ export async function idempotent<T>(
     return result;
   } catch (e) {
     const ce = toCoreError(e);
-    if (ERROR_CODES[ce.code].sameKey || ce.code === "INTERNAL_ERROR" || ce.code === "DB_UNAVAILABLE") {
-      // safe to retry with the same key: forget the attempt
+    const status = ERROR_CODES[ce.code].status;
+    if (ERROR_CODES[ce.code].sameKey || status === 400 || status === 422 || status >= 500) {
+      // Input that was never accepted, transient failures and unknown outcomes are not stored:
+      // a retry with the same key executes. (Settled outcomes such as 402/403/404/409 are replayed.)
       await abandonIdempotent(ctx.deps, begun.recordId).catch(() => {});
     } else {
       const r = renderError(ce, ctx.requestId, baseUrlOf(ctx));
-      await completeIdempotent(ctx.deps, begun.recordId, { status: r.status, body: r.body, headers: ce.headers }).catch(
+      await completeIdempotent(ctx.deps, begun.recordId, { status: r.status, body: r.body, headers: r.headers }).catch(
         () => {},
       );
     }

@@ -2,6 +2,7 @@ import { healthRouter } from "../routers/health.ts";
 import { idempotencyRouter } from "../routers/idempotency.ts";
 import { keysRouter } from "../routers/keys.ts";
 import { llmKeysRouter } from "../routers/llm-keys.ts";
+import { modelsRouter } from "../routers/models.ts";
 import { usageRouter } from "../routers/usage.ts";
 import { router } from "./init.ts";
 
@@ -11,6 +12,7 @@ export const appRouter = router({
   usage: usageRouter,
   idempotency: idempotencyRouter,
   llmKeys: llmKeysRouter,
+  models: modelsRouter,
 });
 
 export type AppRouter = typeof appRouter;
