@@ -21,6 +21,7 @@
 //   hold_key, modified scroll               unsupported
 import { type Action, WAIT_MAX_SECONDS } from "../../actions/action.ts";
 import type { MappedStep, ProposedAction } from "./batch.ts";
+import type { Point } from "./pointer.ts";
 import { parseHoldKeys, parseXdotoolKeys, toXdotoolKey } from "./keys.ts";
 
 export interface AnthropicComputerCall {
@@ -28,10 +29,6 @@ export interface AnthropicComputerCall {
   input: Record<string, unknown>;
 }
 
-export interface Point {
-  x: number;
-  y: number;
-}
 
 export interface FromAnthropicContext {
   /** model space -> caller space */
@@ -311,22 +308,5 @@ export function toAnthropicCalls(action: Action, ctx: ToAnthropicContext): Anthr
       return [{ action: "wait", input: { duration: action.params.seconds } }];
     default:
       return [];
-  }
-}
-
-/** Pointer position (caller space) after an action, for the next action's defaults. */
-export function pointerAfter(action: Action, before?: Point): Point | undefined {
-  switch (action.action_type) {
-    case "click":
-    case "move":
-      return { x: action.params.x, y: action.params.y };
-    case "drag":
-      return { x: action.params.x2, y: action.params.y2 };
-    case "scroll":
-      return action.params.x !== undefined && action.params.y !== undefined
-        ? { x: action.params.x, y: action.params.y }
-        : before;
-    default:
-      return before;
   }
 }

@@ -20,13 +20,7 @@ import type {
   PredictInput,
   PredictOutput,
 } from "../types.ts";
-import {
-  type AnthropicComputerCall,
-  fromAnthropicCalls,
-  type Point,
-  pointerAfter,
-  toAnthropicCalls,
-} from "./anthropic-actions.ts";
+import { type AnthropicComputerCall, fromAnthropicCalls, toAnthropicCalls } from "./anthropic-actions.ts";
 import {
   ANTHROPIC_DEFAULT_MODEL,
   ANTHROPIC_TOOL_BETA,
@@ -37,6 +31,7 @@ import {
 import { finalizeBatch, stopNote } from "./batch.ts";
 import { callScope, rethrowCallerAbort } from "./deadline.ts";
 import { type KeySource, mapProviderError, outputError } from "./errors.ts";
+import { type Point, pointerAfter } from "./pointer.ts";
 import { type ImageLimits, type PreparedImage, prepareImage, toCallerSpace, toModelSpace } from "./image-fit.ts";
 import {
   assemblePredictSystem,
