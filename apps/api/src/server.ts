@@ -134,8 +134,9 @@ export async function buildServer(deps: AppDeps): Promise<FastifyInstance> {
         if (body && typeof body === "object" && body.error && typeof body.error === "object") {
           return JSON.stringify({ error: body.error });
         }
-        // thrown before a context existed (no such route): render the envelope here
-        const code = typeof body?.code === "string" ? body.code : "INTERNAL_SERVER_ERROR";
+        // thrown before a context existed (no such route): tRPC's own shape; render the envelope here
+        if (typeof body?.code !== "string" || typeof body?.message !== "string") return payload;
+        const code = body.code;
         const ce = toCoreError(new TRPCError({ code, message: String(body?.message ?? "") }));
         const r = renderError(ce, String(_req.id), baseUrlOf({ deps, req: _req }));
         reply.code(r.status).headers(r.headers);

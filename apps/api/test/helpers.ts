@@ -24,7 +24,7 @@ export async function startTestServer(env: Record<string, string> = {}, db?: Tes
   const tdb = db ?? (await createTestDatabase());
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "cua-test-"));
   const app = await createApp(
-    loadEnv({ DATABASE_URL: tdb.url, PORT: "0", LOG_LEVEL: "silent", SECRETS_KEY: TEST_SECRETS_KEY, DATA_DIR: dataDir, ...env }),
+    loadEnv({ DATABASE_URL: tdb.url, PORT: "0", LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? "silent", SECRETS_KEY: TEST_SECRETS_KEY, DATA_DIR: dataDir, ...env }),
   );
   await app.server.listen({ port: 0, host: "127.0.0.1" });
   const addr = app.server.server.address();
