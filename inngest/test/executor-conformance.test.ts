@@ -48,79 +48,104 @@ const memo = client.createFunction({ id: "memo", triggers: [{ event: "conf/memo"
   return { a, b, c1, c2, u: u ?? "was-null" };
 });
 
-const retry = client.createFunction({ id: "retry", retries: 3, triggers: [{ event: "conf/retry" }] }, async ({ step, event, attempt }) => {
-  const k = String(event.data.k);
-  const v = await step.run("flaky", () => {
-    hit(`retry:${k}:flaky`);
-    attemptSeen(`retry:${k}`, attempt);
-    attempts.set(`retry:${k}:at`, [...(attempts.get(`retry:${k}:at`) ?? []), Date.now()]);
-    if (count(`retry:${k}:flaky`) <= Number(event.data.failTimes)) throw new Error(`boom ${count(`retry:${k}:flaky`)}`);
-    return "ok";
-  });
-  return v;
-});
+const retry = client.createFunction(
+  { id: "retry", retries: 3, triggers: [{ event: "conf/retry" }] },
+  async ({ step, event, attempt }) => {
+    const k = String(event.data.k);
+    const v = await step.run("flaky", () => {
+      hit(`retry:${k}:flaky`);
+      attemptSeen(`retry:${k}`, attempt);
+      attempts.set(`retry:${k}:at`, [...(attempts.get(`retry:${k}:at`) ?? []), Date.now()]);
+      if (count(`retry:${k}:flaky`) <= Number(event.data.failTimes))
+        throw new Error(`boom ${count(`retry:${k}:flaky`)}`);
+      return "ok";
+    });
+    return v;
+  },
+);
 
-const exhaust = client.createFunction({ id: "exhaust", retries: 2, triggers: [{ event: "conf/exhaust" }] }, async ({ step, event }) => {
-  const k = String(event.data.k);
-  if (event.data.catch) {
-    try {
-      await step.run("always-fails", () => {
-        hit(`exhaust:${k}`);
-        throw new Error("nope");
-      });
-    } catch (e) {
-      return { caught: (e as Error).message };
+const exhaust = client.createFunction(
+  { id: "exhaust", retries: 2, triggers: [{ event: "conf/exhaust" }] },
+  async ({ step, event }) => {
+    const k = String(event.data.k);
+    if (event.data.catch) {
+      try {
+        await step.run("always-fails", () => {
+          hit(`exhaust:${k}`);
+          throw new Error("nope");
+        });
+      } catch (e) {
+        return { caught: (e as Error).message };
+      }
     }
-  }
-  await step.run("always-fails", () => {
-    hit(`exhaust:${k}`);
-    throw new Error("nope");
-  });
-  return "unreachable";
-});
+    await step.run("always-fails", () => {
+      hit(`exhaust:${k}`);
+      throw new Error("nope");
+    });
+    return "unreachable";
+  },
+);
 
-const nonRetriable = client.createFunction({ id: "non-retriable", retries: 5, triggers: [{ event: "conf/non-retriable" }] }, async ({ step, event }) => {
-  await step.run("stop", () => {
-    hit(`nr:${event.data.k}`);
-    throw new NonRetriableError("do not retry me");
-  });
-});
+const nonRetriable = client.createFunction(
+  { id: "non-retriable", retries: 5, triggers: [{ event: "conf/non-retriable" }] },
+  async ({ step, event }) => {
+    await step.run("stop", () => {
+      hit(`nr:${event.data.k}`);
+      throw new NonRetriableError("do not retry me");
+    });
+  },
+);
 
-const retryAfter = client.createFunction({ id: "retry-after", retries: 1, triggers: [{ event: "conf/retry-after" }] }, async ({ step, event }) => {
-  const k = String(event.data.k);
-  return step.run("later", () => {
-    hit(`ra:${k}`);
-    attempts.set(`ra:${k}:at`, [...(attempts.get(`ra:${k}:at`) ?? []), Date.now()]);
-    if (count(`ra:${k}`) === 1) throw new RetryAfterError("come back later", 1500);
-    return "done";
-  });
-});
+const retryAfter = client.createFunction(
+  { id: "retry-after", retries: 1, triggers: [{ event: "conf/retry-after" }] },
+  async ({ step, event }) => {
+    const k = String(event.data.k);
+    return step.run("later", () => {
+      hit(`ra:${k}`);
+      attempts.set(`ra:${k}:at`, [...(attempts.get(`ra:${k}:at`) ?? []), Date.now()]);
+      if (count(`ra:${k}`) === 1) throw new RetryAfterError("come back later", 1500);
+      return "done";
+    });
+  },
+);
 
-const fnRetry = client.createFunction({ id: "fn-retry", retries: 2, triggers: [{ event: "conf/fn-retry" }] }, async ({ attempt, event }) => {
-  attemptSeen(`fnretry:${event.data.k}`, attempt);
-  if (attempt < 2) throw new Error(`function-level failure on attempt ${attempt}`);
-  return { attempt };
-});
+const fnRetry = client.createFunction(
+  { id: "fn-retry", retries: 2, triggers: [{ event: "conf/fn-retry" }] },
+  async ({ attempt, event }) => {
+    attemptSeen(`fnretry:${event.data.k}`, attempt);
+    if (attempt < 2) throw new Error(`function-level failure on attempt ${attempt}`);
+    return { attempt };
+  },
+);
 
-const parallel = client.createFunction({ id: "parallel", triggers: [{ event: "conf/parallel" }] }, async ({ step, event }) => {
-  const k = String(event.data.k);
-  let arrived = 0;
-  const barrier = async (name: string) => {
-    hit(`par:${k}:${name}`);
-    arrived = count(`par:${k}:p1`) + count(`par:${k}:p2`) + count(`par:${k}:p3`);
-    // all three step bodies must be running at the same time to get past this
-    const until = Date.now() + 5000;
-    while (count(`par:${k}:p1`) + count(`par:${k}:p2`) + count(`par:${k}:p3`) < 3 && Date.now() < until) await delay(10);
-    if (count(`par:${k}:p1`) + count(`par:${k}:p2`) + count(`par:${k}:p3`) < 3) throw new NonRetriableError("steps did not run in parallel");
-    return name;
-  };
-  const results = await Promise.all([step.run("p1", () => barrier("p1")), step.run("p2", () => barrier("p2")), step.run("p3", () => barrier("p3"))]);
-  const after = await step.run("after", () => {
-    hit(`par:${k}:after`);
-    return arrived >= 0;
-  });
-  return { results, after };
-});
+const parallel = client.createFunction(
+  { id: "parallel", triggers: [{ event: "conf/parallel" }] },
+  async ({ step, event }) => {
+    const k = String(event.data.k);
+    let arrived = 0;
+    const barrier = async (name: string) => {
+      hit(`par:${k}:${name}`);
+      arrived = count(`par:${k}:p1`) + count(`par:${k}:p2`) + count(`par:${k}:p3`);
+      // all three step bodies must be running at the same time to get past this
+      const until = Date.now() + 5000;
+      while (count(`par:${k}:p1`) + count(`par:${k}:p2`) + count(`par:${k}:p3`) < 3 && Date.now() < until)
+        await delay(10);
+      if (count(`par:${k}:p1`) + count(`par:${k}:p2`) + count(`par:${k}:p3`) < 3)
+        throw new NonRetriableError("steps did not run in parallel");
+      return name;
+    };
+    const results = await Promise.all([
+      step.run("p1", () => barrier("p1")),
+      step.run("p2", () => barrier("p2")),
+      step.run("p3", () => barrier("p3")),
+    ]);
+    const after = await step.run("after", () => {
+      hit(`par:${k}:after`);
+      return arrived >= 0;
+    });
+    return { results, after };
+  },
+);
 
 const race = client.createFunction({ id: "race", triggers: [{ event: "conf/race" }] }, async ({ step }) => {
   const winner = await group.parallel({ mode: "race" }, () =>
@@ -136,13 +161,16 @@ const race = client.createFunction({ id: "race", triggers: [{ event: "conf/race"
   return { winner, afterAt };
 });
 
-const sleeper = client.createFunction({ id: "sleeper", triggers: [{ event: "conf/sleep" }] }, async ({ step, event }) => {
-  const t0 = await step.run("t0", () => Date.now());
-  if (event.data.until) await step.sleepUntil("until", new Date(Number(event.data.until)));
-  else await step.sleep("nap", "1s");
-  const t1 = await step.run("t1", () => Date.now());
-  return { slept: t1 - t0 };
-});
+const sleeper = client.createFunction(
+  { id: "sleeper", triggers: [{ event: "conf/sleep" }] },
+  async ({ step, event }) => {
+    const t0 = await step.run("t0", () => Date.now());
+    if (event.data.until) await step.sleepUntil("until", new Date(Number(event.data.until)));
+    else await step.sleep("nap", "1s");
+    const t1 = await step.run("t1", () => Date.now());
+    return { slept: t1 - t0 };
+  },
+);
 
 const waiter = client.createFunction({ id: "waiter", triggers: [{ event: "conf/wait" }] }, async ({ step, event }) => {
   const got = await step.waitForEvent("approval", {
@@ -158,25 +186,31 @@ const matcher = client.createFunction({ id: "matcher", triggers: [{ event: "conf
   return got?.data ?? null;
 });
 
-const child = client.createFunction({ id: "child", retries: 0, triggers: [{ event: "conf/child-direct" }] }, async ({ step, event }) => {
-  const doubled = await step.run("double", () => Number(event.data.n) * 2);
-  if (event.data.fail) throw new NonRetriableError("child refused");
-  if (event.data.sleep) await step.sleep("hold", "5s");
-  return { doubled };
-});
+const child = client.createFunction(
+  { id: "child", retries: 0, triggers: [{ event: "conf/child-direct" }] },
+  async ({ step, event }) => {
+    const doubled = await step.run("double", () => Number(event.data.n) * 2);
+    if (event.data.fail) throw new NonRetriableError("child refused");
+    if (event.data.sleep) await step.sleep("hold", "5s");
+    return { doubled };
+  },
+);
 
-const parent = client.createFunction({ id: "parent", triggers: [{ event: "conf/invoke" }] }, async ({ step, event }) => {
-  try {
-    const res = await step.invoke("call-child", {
-      function: child,
-      data: { n: event.data.n, fail: event.data.fail, sleep: event.data.sleep },
-      ...(event.data.timeout ? { timeout: String(event.data.timeout) } : {}),
-    });
-    return { ok: res };
-  } catch (e) {
-    return { err: (e as Error).message };
-  }
-});
+const parent = client.createFunction(
+  { id: "parent", triggers: [{ event: "conf/invoke" }] },
+  async ({ step, event }) => {
+    try {
+      const res = await step.invoke("call-child", {
+        function: child,
+        data: { n: event.data.n, fail: event.data.fail, sleep: event.data.sleep },
+        ...(event.data.timeout ? { timeout: String(event.data.timeout) } : {}),
+      });
+      return { ok: res };
+    } catch (e) {
+      return { err: (e as Error).message };
+    }
+  },
+);
 
 const sender = client.createFunction({ id: "sender", triggers: [{ event: "conf/send" }] }, async ({ step, event }) => {
   const out = await step.sendEvent("fan-out", [
@@ -186,13 +220,20 @@ const sender = client.createFunction({ id: "sender", triggers: [{ event: "conf/s
   return { ids: out.ids.length };
 });
 
-const receiver = client.createFunction({ id: "receiver", triggers: [{ event: "conf/received" }] }, async ({ event }) => {
-  hit(`recv:${event.data.k}:${event.data.i}`);
-  return event.data.i;
-});
+const receiver = client.createFunction(
+  { id: "receiver", triggers: [{ event: "conf/received" }] },
+  async ({ event }) => {
+    hit(`recv:${event.data.k}:${event.data.i}`);
+    return event.data.i;
+  },
+);
 
 const cancellable = client.createFunction(
-  { id: "cancellable", cancelOn: [{ event: "conf/cancel", if: "event.data.job == async.data.job" }], triggers: [{ event: "conf/long" }] },
+  {
+    id: "cancellable",
+    cancelOn: [{ event: "conf/cancel", if: "event.data.job == async.data.job" }],
+    triggers: [{ event: "conf/long" }],
+  },
   async ({ step, event }) => {
     await step.run("before", () => hit(`cancel:${event.data.job}:before`));
     await step.sleep("long-nap", "1m");
@@ -217,13 +258,16 @@ const failing = client.createFunction(
   },
 );
 
-const conditional = client.createFunction({ id: "conditional", triggers: [{ event: "conf/order", if: "event.data.amount > 100" }] }, async ({ event }) => {
-  hit(`cond:${event.data.k}`);
-  return "big";
-});
+const conditional = client.createFunction(
+  { id: "conditional", triggers: [{ event: "conf/order", if: "event.data.amount > 100" }] },
+  async ({ event }) => {
+    hit(`cond:${event.data.k}`);
+    return "big";
+  },
+);
 
 const signal = client.createFunction({ id: "signal", triggers: [{ event: "conf/signal" }] }, async ({ step }) => {
-  await step.waitForSignal("sig", { signal: "never", timeout: "1m" });
+  await step.waitForSignal("sig", { signal: "never", timeout: "1m", onConflict: "fail" });
 });
 
 const functions = [
@@ -295,7 +339,14 @@ describe("pinned SDK", () => {
       event: ev,
       events: [ev],
       steps: {},
-      ctx: { run_id: "r", attempt: 0, max_attempts: 4, disable_immediate_execution: false, use_api: false, stack: { stack: [], current: 0 } },
+      ctx: {
+        run_id: "r",
+        attempt: 0,
+        max_attempts: 4,
+        disable_immediate_execution: false,
+        use_api: false,
+        stack: { stack: [], current: 0 },
+      },
     });
     const post = (sig: string) =>
       handler(
@@ -514,7 +565,11 @@ describe("cancellation and failure", () => {
     const b = await ex.send({ name: "conf/long", data: { job: "j2" } });
     const ra = a.runIds[0] as string;
     const rb = b.runIds[0] as string;
-    for (const id of [ra, rb]) await until(() => ex.getRun(id), (r) => (r?.pending ?? []).some((p) => p.kind === "sleep"));
+    for (const id of [ra, rb])
+      await until(
+        () => ex.getRun(id),
+        (r) => (r?.pending ?? []).some((p) => p.kind === "sleep"),
+      );
     await ex.send({ name: "conf/cancel", data: { job: "j1" } });
     const cancelled = await ex.waitForRun(ra);
     expect(cancelled.status).toBe("cancelled");
@@ -548,7 +603,10 @@ describe("cancellation and failure", () => {
   });
 
   test("a function option the executor does not implement is refused at start", async () => {
-    const limited = client.createFunction({ id: "limited", concurrency: 1, triggers: [{ event: "conf/limited" }] }, async () => null);
+    const limited = client.createFunction(
+      { id: "limited", concurrency: 1, triggers: [{ event: "conf/limited" }] },
+      async () => null,
+    );
     const other = createExecutor({ client, functions: [limited], store });
     await expect(other.start()).rejects.toThrow(/"concurrency", which the embedded executor does not implement/);
     const cron = client.createFunction({ id: "cron", triggers: [{ cron: "* * * * *" }] }, async () => null);
@@ -558,7 +616,14 @@ describe("cancellation and failure", () => {
 
 describe("leases", () => {
   test("two workers on one database share the work; every step still runs exactly once", async () => {
-    const second = createExecutor({ client, functions, store, pollIntervalMs: 20, backoff: () => 50, workerId: "second" });
+    const second = createExecutor({
+      client,
+      functions,
+      store,
+      pollIntervalMs: 20,
+      backoff: () => 50,
+      workerId: "second",
+    });
     await second.start();
     try {
       const sent = await ex.send(Array.from({ length: 12 }, (_, i) => ({ name: "conf/memo", data: { k: `w${i}` } })));

@@ -17,8 +17,12 @@ const children: ChildProcess[] = [];
 
 beforeAll(async () => {
   tdb = await createTestDatabase();
-  await tdb.db.$executeRawUnsafe(`CREATE TABLE kill_side_effects (run_id text, step text, count int NOT NULL, PRIMARY KEY (run_id, step))`);
-  await tdb.db.$executeRawUnsafe(`CREATE TABLE kill_markers (run_id text, name text, count int NOT NULL, PRIMARY KEY (run_id, name))`);
+  await tdb.db.$executeRawUnsafe(
+    `CREATE TABLE kill_side_effects (run_id text, step text, count int NOT NULL, PRIMARY KEY (run_id, step))`,
+  );
+  await tdb.db.$executeRawUnsafe(
+    `CREATE TABLE kill_markers (run_id text, name text, count int NOT NULL, PRIMARY KEY (run_id, name))`,
+  );
 });
 
 afterAll(async () => {
@@ -58,7 +62,13 @@ async function kill9(c: Child): Promise<void> {
   expect(signal).toBe("SIGKILL");
 }
 
-async function until<T>(what: string, fn: () => Promise<T>, ok: (v: T) => boolean, child: Child, timeoutMs = 20_000): Promise<T> {
+async function until<T>(
+  what: string,
+  fn: () => Promise<T>,
+  ok: (v: T) => boolean,
+  child: Child,
+  timeoutMs = 20_000,
+): Promise<T> {
   const end = Date.now() + timeoutMs;
   for (;;) {
     const v = await fn();
@@ -69,20 +79,34 @@ async function until<T>(what: string, fn: () => Promise<T>, ok: (v: T) => boolea
 }
 
 const effects = async (runId: string): Promise<Record<string, number>> => {
-  const rows = await tdb.db.$queryRaw<{ step: string; count: number }[]>`SELECT step, count FROM kill_side_effects WHERE run_id = ${runId}`;
+  const rows = await tdb.db.$queryRaw<
+    { step: string; count: number }[]
+  >`SELECT step, count FROM kill_side_effects WHERE run_id = ${runId}`;
   return Object.fromEntries(rows.map((r) => [r.step, Number(r.count)]));
 };
 const marker = async (runId: string, name: string): Promise<number> => {
-  const rows = await tdb.db.$queryRaw<{ count: number }[]>`SELECT count FROM kill_markers WHERE run_id = ${runId} AND name = ${name}`;
+  const rows = await tdb.db.$queryRaw<
+    { count: number }[]
+  >`SELECT count FROM kill_markers WHERE run_id = ${runId} AND name = ${name}`;
   return Number(rows[0]?.count ?? 0);
 };
 
 test("kill -9 mid-run, twice: the run resumes after each restart and every step runs exactly once", async () => {
   // 1. first process: starts the run, gets killed while step s3's body is running
   const a = startChild({ SEND: "1" });
-  const runLine = await until("the run id", async () => /run (\S+)/.exec(a.output())?.[1], (v) => Boolean(v), a);
+  const runLine = await until(
+    "the run id",
+    async () => /run (\S+)/.exec(a.output())?.[1],
+    (v) => Boolean(v),
+    a,
+  );
   const runId = runLine as string;
-  await until("s3 to start", () => marker(runId, "s3-entered"), (n) => n === 1, a);
+  await until(
+    "s3 to start",
+    () => marker(runId, "s3-entered"),
+    (n) => n === 1,
+    a,
+  );
   await kill9(a);
   expect(await effects(runId)).toEqual({ s1: 1, s2: 1 }); // s3 was interrupted before its side effect
   const stepsAfterA = await tdb.db.executorStep.findMany({ where: { runId }, orderBy: { seq: "asc" } });

@@ -1,7 +1,10 @@
 import { describe, expect, test } from "vitest";
 import { compileExpression, ExpressionError, expressionMatches } from "../src/executor/expression.ts";
 
-const event = { name: "order/created", data: { id: "o-1", amount: 120, tags: ["a", "b"], user: { tier: "pro" }, nil: null, flag: true } };
+const event = {
+  name: "order/created",
+  data: { id: "o-1", amount: 120, tags: ["a", "b"], user: { tier: "pro" }, nil: null, flag: true },
+};
 const async = { name: "order/paid", data: { id: "o-1", amount: 120.0, other: "x", user: { tier: "pro" } } };
 const vars = { event, async };
 
@@ -13,7 +16,7 @@ describe("matches", () => {
     ["event.data.amount > 100", true],
     ["event.data.amount >= 120 && event.data.amount <= 120", true],
     ["event.data.amount < 100 || async.data.other == 'x'", true],
-    ["event.data.amount < 100 || async.data.other == \"y\"", false],
+    ['event.data.amount < 100 || async.data.other == "y"', false],
     ["!(event.data.amount < 100)", true],
     ["event.data.flag", true],
     ["!event.data.flag", false],

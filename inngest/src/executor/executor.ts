@@ -184,12 +184,18 @@ export function maxAttemptsOf(config: FunctionConfig): number {
 export function validateFunctionConfig(config: FunctionConfig): void {
   for (const key of UNSUPPORTED_FUNCTION_OPTIONS) {
     if (config[key] !== undefined && config[key] !== null) {
-      throw new Error(`executor: function "${config.id}" uses "${key}", which the embedded executor does not implement`);
+      throw new Error(
+        `executor: function "${config.id}" uses "${key}", which the embedded executor does not implement`,
+      );
     }
   }
   for (const t of config.triggers ?? []) {
-    if (t.cron !== undefined) throw new Error(`executor: function "${config.id}" has a cron trigger, which the embedded executor does not implement`);
-    if (typeof t.event !== "string") throw new Error(`executor: function "${config.id}" has a trigger without an event name`);
+    if (t.cron !== undefined)
+      throw new Error(
+        `executor: function "${config.id}" has a cron trigger, which the embedded executor does not implement`,
+      );
+    if (typeof t.event !== "string")
+      throw new Error(`executor: function "${config.id}" has a trigger without an event name`);
     if (t.expression) compileExpression(t.expression);
   }
   for (const c of config.cancel ?? []) {
@@ -206,7 +212,9 @@ const keys = {
 };
 
 function opName(op: OutgoingOp): string | null {
-  return op.displayName ?? op.userland?.id ?? (op.op === "StepRun" || op.op === "StepPlanned" ? (op.name ?? null) : null);
+  return (
+    op.displayName ?? op.userland?.id ?? (op.op === "StepRun" || op.op === "StepPlanned" ? (op.name ?? null) : null)
+  );
 }
 
 export function createExecutor(options: ExecutorOptions): Executor {
@@ -259,8 +267,15 @@ export function createExecutor(options: ExecutorOptions): Executor {
     if (!input || typeof input !== "object") throw new Error("executor: an event must be an object");
     if (typeof input.name !== "string" || input.name.trim() === "") throw new Error("executor: an event needs a name");
     const data = input.data ?? {};
-    if (typeof data !== "object" || data === null || Array.isArray(data)) throw new Error(`executor: event "${input.name}" data must be an object`);
-    const event: EventPayload = { ...input, name: input.name, data, id: input.id ?? internalId, ts: input.ts ?? now().getTime() };
+    if (typeof data !== "object" || data === null || Array.isArray(data))
+      throw new Error(`executor: event "${input.name}" data must be an object`);
+    const event: EventPayload = {
+      ...input,
+      name: input.name,
+      data,
+      id: input.id ?? internalId,
+      ts: input.ts ?? now().getTime(),
+    };
     return event;
   }
 
@@ -272,7 +287,12 @@ export function createExecutor(options: ExecutorOptions): Executor {
       const internalId = ulid();
       const event = normalizeEvent(input, internalId);
       ids.push(internalId);
-      const fresh = await tx.insertEvent({ id: internalId, externalId: input.id ?? null, name: event.name, payload: event });
+      const fresh = await tx.insertEvent({
+        id: internalId,
+        externalId: input.id ?? null,
+        name: event.name,
+        payload: event,
+      });
       if (!fresh) continue;
 
       // 1. waits (waitForEvent) registered before this event
@@ -294,20 +314,25 @@ export function createExecutor(options: ExecutorOptions): Executor {
           const rules = (byId.get(run.functionId)?.config.cancel ?? []).filter((c) => c.event === event.name);
           const hit = rules.some((c) => {
             if (c.timeout) {
-              const until = isIsoDate(c.timeout) ? new Date(c.timeout) : new Date(run.createdAt.getTime() + parseDuration(c.timeout));
+              const until = isIsoDate(c.timeout)
+                ? new Date(c.timeout)
+                : new Date(run.createdAt.getTime() + parseDuration(c.timeout));
               if (now() > until) return false;
             }
             return safeMatches(c.if, { event: run.event, async: event });
           });
           if (!hit) continue;
           const locked = await tx.lockRun(run.id);
-          if (locked && isActiveStatus(locked.status)) await cancelRun(tx, locked, `cancelled by event "${event.name}"`);
+          if (locked && isActiveStatus(locked.status))
+            await cancelRun(tx, locked, `cancelled by event "${event.name}"`);
         }
       }
 
       // 3. triggers
       for (const f of fns) {
-        const hit = (f.config.triggers ?? []).some((t) => t.event === event.name && safeMatches(t.expression, { event }));
+        const hit = (f.config.triggers ?? []).some(
+          (t) => t.event === event.name && safeMatches(t.expression, { event }),
+        );
         if (!hit) continue;
         const runId = ulid();
         await tx.createRun({ id: runId, functionId: f.id, event, eventId: internalId });
@@ -330,7 +355,11 @@ export function createExecutor(options: ExecutorOptions): Executor {
   // Run endings
   // ---------------------------------------------------------------------------------------------
 
-  async function resolveParent(tx: StoreTx, child: RunRecord, result: { data: unknown } | { error: SerializedError }): Promise<void> {
+  async function resolveParent(
+    tx: StoreTx,
+    child: RunRecord,
+    result: { data: unknown } | { error: SerializedError },
+  ): Promise<void> {
     if (!child.parentRunId) return;
     const parent = await tx.lockRun(child.parentRunId);
     const wait = await tx.deleteWaitForChild(child.id);
@@ -342,10 +371,18 @@ export function createExecutor(options: ExecutorOptions): Executor {
 
   async function completeRun(tx: StoreTx, run: RunRecord, data: unknown): Promise<void> {
     const at = now();
-    await tx.updateRun(run.id, { status: "completed", output: data ?? null, endedAt: at, ...(run.startedAt ? {} : { startedAt: at }) });
+    await tx.updateRun(run.id, {
+      status: "completed",
+      output: data ?? null,
+      endedAt: at,
+      ...(run.startedAt ? {} : { startedAt: at }),
+    });
     await tx.clearRunWork(run.id);
     await ingest(tx, [
-      { name: INTERNAL_EVENTS.FunctionFinished, data: { function_id: run.functionId, run_id: run.id, event: run.event, result: data ?? null } },
+      {
+        name: INTERNAL_EVENTS.FunctionFinished,
+        data: { function_id: run.functionId, run_id: run.id, event: run.event, result: data ?? null },
+      },
     ]);
     await resolveParent(tx, run, { data: data ?? null });
   }
@@ -355,8 +392,14 @@ export function createExecutor(options: ExecutorOptions): Executor {
     await tx.updateRun(run.id, { status: "failed", error, endedAt: at, ...(run.startedAt ? {} : { startedAt: at }) });
     await tx.clearRunWork(run.id);
     await ingest(tx, [
-      { name: INTERNAL_EVENTS.FunctionFailed, data: { function_id: run.functionId, run_id: run.id, error, event: run.event } },
-      { name: INTERNAL_EVENTS.FunctionFinished, data: { function_id: run.functionId, run_id: run.id, event: run.event, error } },
+      {
+        name: INTERNAL_EVENTS.FunctionFailed,
+        data: { function_id: run.functionId, run_id: run.id, error, event: run.event },
+      },
+      {
+        name: INTERNAL_EVENTS.FunctionFinished,
+        data: { function_id: run.functionId, run_id: run.id, event: run.event, error },
+      },
     ]);
     await resolveParent(tx, run, { error });
   }
@@ -365,7 +408,12 @@ export function createExecutor(options: ExecutorOptions): Executor {
     const error: SerializedError = { name: "FunctionCancelledError", message: reason };
     await tx.updateRun(run.id, { status: "cancelled", error, endedAt: now() });
     await tx.clearRunWork(run.id);
-    await ingest(tx, [{ name: INTERNAL_EVENTS.FunctionCancelled, data: { function_id: run.functionId, run_id: run.id, event: run.event } }]);
+    await ingest(tx, [
+      {
+        name: INTERNAL_EVENTS.FunctionCancelled,
+        data: { function_id: run.functionId, run_id: run.id, event: run.event },
+      },
+    ]);
     await resolveParent(tx, run, { error });
   }
 
@@ -378,7 +426,11 @@ export function createExecutor(options: ExecutorOptions): Executor {
   }
 
   /** Decide whether the item itself is kept for another attempt (function-level or step retry). */
-  function retryPlan(item: QueueItem, result: CallResult, maxAttempts: number): { runAt: Date; attempt: number } | undefined {
+  function retryPlan(
+    item: QueueItem,
+    result: CallResult,
+    maxAttempts: number,
+  ): { runAt: Date; attempt: number } | undefined {
     const next = item.attempt + 1;
     if (next >= maxAttempts) return undefined;
     const delay = (r: { retryAfterMs?: number }) => new Date(now().getTime() + (r.retryAfterMs ?? backoff(next)));
@@ -420,7 +472,11 @@ export function createExecutor(options: ExecutorOptions): Executor {
     }
     const notFound = ops.find((o) => o.op === "StepNotFound");
     if (notFound) {
-      if (!retried) await failRun(tx, run, { name: "StepNotFoundError", message: `executor: the SDK could not find step ${notFound.id}` });
+      if (!retried)
+        await failRun(tx, run, {
+          name: "StepNotFoundError",
+          message: `executor: the SDK could not find step ${notFound.id}`,
+        });
       return;
     }
     const complete = ops.find((o) => o.op === "RunComplete");
@@ -432,18 +488,34 @@ export function createExecutor(options: ExecutorOptions): Executor {
       switch (op.op) {
         case "StepRun":
         case "Step":
-          if (await tx.insertStep(run.id, { stepId: op.id, op: "StepRun", name, data: op.data ?? null })) committed = true;
+          if (await tx.insertStep(run.id, { stepId: op.id, op: "StepRun", name, data: op.data ?? null }))
+            committed = true;
           if (op.opts?.parallelMode === "race") raceMode = true;
           break;
         case "StepFailed":
-          if (await tx.insertStep(run.id, { stepId: op.id, op: "StepFailed", name, error: toSerializedError(op.error, "step failed") })) committed = true;
+          if (
+            await tx.insertStep(run.id, {
+              stepId: op.id,
+              op: "StepFailed",
+              name,
+              error: toSerializedError(op.error, "step failed"),
+            })
+          )
+            committed = true;
           if (op.opts?.parallelMode === "race") raceMode = true;
           break;
         case "StepError": {
           if (item.kind === "step" && op.id === item.stepId) {
             if (!retried) {
               // out of attempts although the SDK did not say StepFailed: the error is final
-              if (await tx.insertStep(run.id, { stepId: op.id, op: "StepFailed", name, error: toSerializedError(op.error, "step failed") }))
+              if (
+                await tx.insertStep(run.id, {
+                  stepId: op.id,
+                  op: "StepFailed",
+                  name,
+                  error: toSerializedError(op.error, "step failed"),
+                })
+              )
                 committed = true;
             }
             break;
@@ -451,7 +523,14 @@ export function createExecutor(options: ExecutorOptions): Executor {
           // a step executed immediately during discovery failed: retry it as its own item
           const attempt = item.attempt + 1;
           if (attempt >= maxAttempts) {
-            if (await tx.insertStep(run.id, { stepId: op.id, op: "StepFailed", name, error: toSerializedError(op.error, "step failed") }))
+            if (
+              await tx.insertStep(run.id, {
+                stepId: op.id,
+                op: "StepFailed",
+                name,
+                error: toSerializedError(op.error, "step failed"),
+              })
+            )
               committed = true;
           } else if (!(await tx.hasStep(run.id, op.id))) {
             await tx.enqueue({
@@ -484,12 +563,16 @@ export function createExecutor(options: ExecutorOptions): Executor {
           break;
         case "Sleep": {
           if (await tx.hasStep(run.id, op.id)) break;
-          const spec = typeof op.name === "string" ? op.name : typeof op.opts?.duration === "string" ? op.opts.duration : "";
+          const spec =
+            typeof op.name === "string" ? op.name : typeof op.opts?.duration === "string" ? op.opts.duration : "";
           let until: Date;
           try {
             until = resolveInstant(spec, now());
           } catch (e) {
-            await failRun(tx, run, { name: "UnsupportedOpError", message: `executor: Sleep with unreadable duration "${spec}": ${(e as Error).message}` });
+            await failRun(tx, run, {
+              name: "UnsupportedOpError",
+              message: `executor: Sleep with unreadable duration "${spec}": ${(e as Error).message}`,
+            });
             return;
           }
           await tx.enqueue({
@@ -506,7 +589,8 @@ export function createExecutor(options: ExecutorOptions): Executor {
         }
         case "WaitForEvent": {
           if (await tx.hasStep(run.id, op.id)) break;
-          const eventName = typeof op.name === "string" && op.name ? op.name : typeof op.opts?.event === "string" ? op.opts.event : "";
+          const eventName =
+            typeof op.name === "string" && op.name ? op.name : typeof op.opts?.event === "string" ? op.opts.event : "";
           const expression = typeof op.opts?.if === "string" && op.opts.if.trim() ? op.opts.if : null;
           const timeout = typeof op.opts?.timeout === "string" ? op.opts.timeout : null;
           let expiresAt: Date | null;
@@ -555,7 +639,10 @@ export function createExecutor(options: ExecutorOptions): Executor {
                 stepId: op.id,
                 op: "InvokeFunction",
                 name,
-                error: { name: "Error", message: `executor: step.invoke target "${target}" is not a registered function` },
+                error: {
+                  name: "Error",
+                  message: `executor: step.invoke target "${target}" is not a registered function`,
+                },
               })
             )
               committed = true;
@@ -563,7 +650,16 @@ export function createExecutor(options: ExecutorOptions): Executor {
           }
           const childRunId = ulid();
           const expiresAt = timeout ? resolveInstant(timeout, now()) : null;
-          const inserted = await tx.insertWait({ id: ulid(), runId: run.id, stepId: op.id, kind: "invoke", eventName: null, expression: null, childRunId, expiresAt });
+          const inserted = await tx.insertWait({
+            id: ulid(),
+            runId: run.id,
+            stepId: op.id,
+            kind: "invoke",
+            eventName: null,
+            expression: null,
+            childRunId,
+            expiresAt,
+          });
           if (!inserted) break;
           const childEventId = ulid();
           const childEvent: EventPayload = {
@@ -574,7 +670,14 @@ export function createExecutor(options: ExecutorOptions): Executor {
             ...(payload.v ? { v: payload.v } : {}),
           };
           await tx.insertEvent({ id: childEventId, externalId: null, name: childEvent.name, payload: childEvent });
-          await tx.createRun({ id: childRunId, functionId: target, event: childEvent, eventId: childEventId, parentRunId: run.id, parentStepId: op.id });
+          await tx.createRun({
+            id: childRunId,
+            functionId: target,
+            event: childEvent,
+            eventId: childEventId,
+            parentRunId: run.id,
+            parentStepId: op.id,
+          });
           await tx.requestCall(childRunId, target, now(), ulid());
           if (expiresAt) {
             await tx.enqueue({
@@ -679,7 +782,10 @@ export function createExecutor(options: ExecutorOptions): Executor {
           stepId: item.stepId,
           op: "InvokeFunction",
           name,
-          error: { name: "InngestInvokeTimeoutError", message: `executor: timed out waiting for invoked run ${wait.childRunId}` },
+          error: {
+            name: "InngestInvokeTimeoutError",
+            message: `executor: timed out waiting for invoked run ${wait.childRunId}`,
+          },
         });
         if (wait.childRunId) await tx.updateRun(wait.childRunId, { parentRunId: null, parentStepId: null });
       }
@@ -787,7 +893,11 @@ export function createExecutor(options: ExecutorOptions): Executor {
   async function getRun(runId: string): Promise<RunView | null> {
     const run = await store.getRun(runId);
     if (!run) return null;
-    const [steps, waits, items] = await Promise.all([store.listSteps(runId), store.listWaits(runId), store.listItems(runId)]);
+    const [steps, waits, items] = await Promise.all([
+      store.listSteps(runId),
+      store.listWaits(runId),
+      store.listItems(runId),
+    ]);
     const pending: RunPendingView[] = [];
     for (const i of items) {
       if (i.kind === "wait_timeout") continue;
@@ -812,7 +922,15 @@ export function createExecutor(options: ExecutorOptions): Executor {
     }
     return {
       ...run,
-      steps: steps.map((s) => ({ id: s.stepId, name: s.name, op: s.op, seq: s.seq, data: s.error ? null : s.data, error: s.error, at: s.createdAt })),
+      steps: steps.map((s) => ({
+        id: s.stepId,
+        name: s.name,
+        op: s.op,
+        seq: s.seq,
+        data: s.error ? null : s.data,
+        error: s.error,
+        at: s.createdAt,
+      })),
       pending,
     };
   }
@@ -827,7 +945,12 @@ export function createExecutor(options: ExecutorOptions): Executor {
       if (running) return;
       const app = await sdk.sync();
       for (const config of app.functions) validateFunctionConfig(config);
-      const records: FunctionRecord[] = app.functions.map((config) => ({ id: config.id, appId: app.appId, name: config.name ?? config.id, config }));
+      const records: FunctionRecord[] = app.functions.map((config) => ({
+        id: config.id,
+        appId: app.appId,
+        name: config.name ?? config.id,
+        config,
+      }));
       await store.transaction((tx) => tx.replaceFunctions(app.appId, records));
       served = new Map(records.map((r) => [r.id, r]));
       running = true;
@@ -858,7 +981,9 @@ export function createExecutor(options: ExecutorOptions): Executor {
       const abandoned = [...inFlight.values()];
       for (const a of abandoned) a.abandoned = true;
       if (abandoned.length > 0) {
-        log.warn(`stopping with ${abandoned.length} call(s) still running; their leases are released and they will be retried`);
+        log.warn(
+          `stopping with ${abandoned.length} call(s) still running; their leases are released and they will be retried`,
+        );
         await store.release(
           abandoned.map((a) => a.item.id),
           workerId,
@@ -892,7 +1017,8 @@ export function createExecutor(options: ExecutorOptions): Executor {
         const view = await getRun(runId);
         if (!view) throw new Error(`executor: run ${runId} not found`);
         if (!isActiveStatus(view.status)) return view;
-        if (Date.now() > deadline) throw new Error(`executor: run ${runId} still ${view.status} after ${opts.timeoutMs ?? 30_000} ms`);
+        if (Date.now() > deadline)
+          throw new Error(`executor: run ${runId} still ${view.status} after ${opts.timeoutMs ?? 30_000} ms`);
         await new Promise((r) => setTimeout(r, opts.pollMs ?? 25));
       }
     },

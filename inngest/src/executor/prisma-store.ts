@@ -128,9 +128,16 @@ class PrismaStoreTx implements StoreTx {
     return rows.map((r) => ({ id: r.id, appId: r.appId, name: r.name, config: r.config as unknown as FunctionConfig }));
   }
 
-  async insertEvent(e: { id: string; externalId: string | null; name: string; payload: EventPayload }): Promise<boolean> {
+  async insertEvent(e: {
+    id: string;
+    externalId: string | null;
+    name: string;
+    payload: EventPayload;
+  }): Promise<boolean> {
     const { count } = await this.tx.executorEvent.createMany({
-      data: [{ id: e.id, externalId: e.externalId, name: e.name, payload: e.payload as unknown as Prisma.InputJsonValue }],
+      data: [
+        { id: e.id, externalId: e.externalId, name: e.name, payload: e.payload as unknown as Prisma.InputJsonValue },
+      ],
       skipDuplicates: true,
     });
     return count === 1;
@@ -151,7 +158,9 @@ class PrismaStoreTx implements StoreTx {
   }
 
   async lockRun(runId: string): Promise<RunRecord | null> {
-    const locked = await this.tx.$queryRaw<{ id: string }[]>`SELECT id FROM executor_runs WHERE id = ${runId} FOR UPDATE`;
+    const locked = await this.tx.$queryRaw<
+      { id: string }[]
+    >`SELECT id FROM executor_runs WHERE id = ${runId} FOR UPDATE`;
     if (locked.length === 0) return null;
     const row = await this.tx.executorRun.findUnique({ where: { id: runId } });
     return row ? toRun(row) : null;
@@ -205,7 +214,10 @@ class PrismaStoreTx implements StoreTx {
   }
 
   async hasStep(runId: string, stepId: string): Promise<boolean> {
-    const row = await this.tx.executorStep.findUnique({ where: { runId_stepId: { runId, stepId } }, select: { seq: true } });
+    const row = await this.tx.executorStep.findUnique({
+      where: { runId_stepId: { runId, stepId } },
+      select: { seq: true },
+    });
     return row !== null;
   }
 
@@ -240,7 +252,12 @@ class PrismaStoreTx implements StoreTx {
                       ELSE LEAST(executor_queue.run_at, EXCLUDED.run_at) END`;
   }
 
-  async finishItem(itemId: string, workerId: string, now: Date, again?: { runAt: Date; attempt: number }): Promise<boolean> {
+  async finishItem(
+    itemId: string,
+    workerId: string,
+    now: Date,
+    again?: { runAt: Date; attempt: number },
+  ): Promise<boolean> {
     const rows = await this.tx.$queryRaw<{ rediscover: boolean }[]>`
       SELECT rediscover FROM executor_queue WHERE id = ${itemId} AND lease_owner = ${workerId} FOR UPDATE`;
     const row = rows[0];
@@ -252,7 +269,10 @@ class PrismaStoreTx implements StoreTx {
         data: { ...unlease, runAt: again.runAt, attempt: again.attempt, rediscover: false },
       });
     } else if (row.rediscover) {
-      await this.tx.executorQueueItem.update({ where: { id: itemId }, data: { ...unlease, runAt: now, attempt: 0, rediscover: false } });
+      await this.tx.executorQueueItem.update({
+        where: { id: itemId },
+        data: { ...unlease, runAt: now, attempt: 0, rediscover: false },
+      });
     } else {
       await this.tx.executorQueueItem.delete({ where: { id: itemId } });
     }
@@ -295,7 +315,10 @@ class PrismaStoreTx implements StoreTx {
   }
 
   async waitsForEvent(name: string): Promise<Array<WaitRecord & { runEvent: EventPayload }>> {
-    const waits = await this.tx.executorWait.findMany({ where: { kind: "event", eventName: name }, orderBy: { runId: "asc" } });
+    const waits = await this.tx.executorWait.findMany({
+      where: { kind: "event", eventName: name },
+      orderBy: { runId: "asc" },
+    });
     if (waits.length === 0) return [];
     const runs = await this.tx.executorRun.findMany({
       where: { id: { in: [...new Set(waits.map((w) => w.runId))] } },
@@ -383,7 +406,8 @@ export function createPrismaStore(db: Db, opts: PrismaStoreOptions = {}): Execut
     },
 
     async listRuns(filter: RunFilter) {
-      const status = filter.status === undefined ? undefined : Array.isArray(filter.status) ? { in: filter.status } : filter.status;
+      const status =
+        filter.status === undefined ? undefined : Array.isArray(filter.status) ? { in: filter.status } : filter.status;
       const rows = await db.executorRun.findMany({
         where: {
           ...(filter.functionId ? { functionId: filter.functionId } : {}),

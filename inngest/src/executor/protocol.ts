@@ -79,7 +79,11 @@ export function toSerializedError(v: unknown, fallbackMessage: string): Serializ
     const o = v as Record<string, unknown>;
     const name = typeof o.name === "string" && o.name ? o.name : "Error";
     const message =
-      typeof o.message === "string" && o.message ? o.message : typeof o.error === "string" && o.error ? o.error : fallbackMessage;
+      typeof o.message === "string" && o.message
+        ? o.message
+        : typeof o.error === "string" && o.error
+          ? o.error
+          : fallbackMessage;
     const out: SerializedError = { name, message };
     if (typeof o.stack === "string") out.stack = o.stack;
     if (o.cause !== undefined) out.cause = o.cause;
@@ -90,7 +94,10 @@ export function toSerializedError(v: unknown, fallbackMessage: string): Serializ
 }
 
 /** Interpret the SDK's HTTP answer. */
-export async function parseCallResponse(res: Response, retryAfterMs: (v: string | null) => number | undefined): Promise<CallResult> {
+export async function parseCallResponse(
+  res: Response,
+  retryAfterMs: (v: string | null) => number | undefined,
+): Promise<CallResult> {
   const text = await res.text();
   let body: unknown;
   try {
@@ -107,16 +114,30 @@ export async function parseCallResponse(res: Response, retryAfterMs: (v: string 
     if (!ops || ops.some((o) => !o || typeof o !== "object" || typeof (o as OutgoingOp).op !== "string")) {
       return {
         kind: "error",
-        error: { name: "ProtocolError", message: `executor: unreadable 206 response from the SDK: ${text.slice(0, 500)}` },
+        error: {
+          name: "ProtocolError",
+          message: `executor: unreadable 206 response from the SDK: ${text.slice(0, 500)}`,
+        },
         retriable: false,
         status: res.status,
       };
     }
-    return { kind: "ops", ops: ops as OutgoingOp[], ...(retryAfter !== undefined ? { retryAfterMs: retryAfter } : {}), version };
+    return {
+      kind: "ops",
+      ops: ops as OutgoingOp[],
+      ...(retryAfter !== undefined ? { retryAfterMs: retryAfter } : {}),
+      version,
+    };
   }
   const noRetry = res.headers.get("x-inngest-no-retry") === "true";
   const error = toSerializedError(body, `SDK answered HTTP ${res.status}`);
   // 401 means our signature was refused: retrying cannot help, so it fails loudly.
   const retriable = !noRetry && res.status !== 401 && res.status !== 400;
-  return { kind: "error", error, retriable, status: res.status, ...(retryAfter !== undefined ? { retryAfterMs: retryAfter } : {}) };
+  return {
+    kind: "error",
+    error,
+    retriable,
+    status: res.status,
+    ...(retryAfter !== undefined ? { retryAfterMs: retryAfter } : {}),
+  };
 }

@@ -79,14 +79,24 @@ export function createSdkHandler(opts: SdkHandlerOptions): SdkHandler {
 
   const handler = serve({ client, functions: opts.functions });
 
-  async function request(method: string, query: string, body: unknown, headers: Record<string, string> = {}): Promise<Response> {
+  async function request(
+    method: string,
+    query: string,
+    body: unknown,
+    headers: Record<string, string> = {},
+  ): Promise<Response> {
     const text = canonicalJson(body);
     const signature = signBody(text, signingKey, Math.floor(Date.now() / 1000));
     return handler(
       new Request(`${SERVE_URL}${query}`, {
         method,
         body: text,
-        headers: { "content-type": "application/json", host: "localhost", "x-inngest-signature": signature, ...headers },
+        headers: {
+          "content-type": "application/json",
+          host: "localhost",
+          "x-inngest-signature": signature,
+          ...headers,
+        },
       }),
     );
   }
@@ -100,9 +110,11 @@ export function createSdkHandler(opts: SdkHandlerOptions): SdkHandler {
     async sync() {
       const res = await request("PUT", "", { url: SERVE_URL }, { "x-inngest-sync-kind": "in_band" });
       const text = await res.text();
-      if (res.status !== 200) throw new Error(`executor: in-band sync failed (HTTP ${res.status}): ${text.slice(0, 500)}`);
+      if (res.status !== 200)
+        throw new Error(`executor: in-band sync failed (HTTP ${res.status}): ${text.slice(0, 500)}`);
       const parsed = JSON.parse(text) as { app_id?: string; functions?: FunctionConfig[]; sdk?: string };
-      if (!parsed.app_id || !Array.isArray(parsed.functions)) throw new Error(`executor: in-band sync answered without app_id/functions`);
+      if (!parsed.app_id || !Array.isArray(parsed.functions))
+        throw new Error(`executor: in-band sync answered without app_id/functions`);
       return { appId: parsed.app_id, functions: parsed.functions, sdk: parsed.sdk ?? null };
     },
   };

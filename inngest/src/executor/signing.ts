@@ -11,7 +11,8 @@ export function canonicalJson(value: unknown): string {
     if (!Number.isFinite(value)) throw new TypeError("canonicalJson: non-finite number");
     return JSON.stringify(value);
   }
-  if (Array.isArray(value)) return `[${value.map((v) => (v === undefined || typeof v === "function" ? "null" : canonicalJson(v))).join(",")}]`;
+  if (Array.isArray(value))
+    return `[${value.map((v) => (v === undefined || typeof v === "function" ? "null" : canonicalJson(v))).join(",")}]`;
   if (typeof value === "object") {
     const maybeJson = value as { toJSON?: () => unknown };
     if (typeof maybeJson.toJSON === "function") return canonicalJson(maybeJson.toJSON());
@@ -29,7 +30,9 @@ export function canonicalJson(value: unknown): string {
 
 export function signBody(canonicalBody: string, signingKey: string, nowSeconds: number): string {
   const key = signingKey.replace(/^signkey-[\w]+-/, "");
-  const s = createHmac("sha256", key).update(canonicalBody + String(nowSeconds)).digest("hex");
+  const s = createHmac("sha256", key)
+    .update(canonicalBody + String(nowSeconds))
+    .digest("hex");
   return `t=${nowSeconds}&s=${s}`;
 }
 

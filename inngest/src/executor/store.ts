@@ -69,7 +69,17 @@ export interface NewRun {
 }
 
 export type RunPatch = Partial<
-  Pick<RunRecord, "status" | "output" | "error" | "disableImmediateExecution" | "startedAt" | "endedAt" | "parentRunId" | "parentStepId">
+  Pick<
+    RunRecord,
+    | "status"
+    | "output"
+    | "error"
+    | "disableImmediateExecution"
+    | "startedAt"
+    | "endedAt"
+    | "parentRunId"
+    | "parentStepId"
+  >
 >;
 
 /** A memoized step result: exactly one of data / error is meaningful (error wins when set). */
@@ -195,7 +205,13 @@ export interface ExecutorStore {
   /** One database transaction; retried on deadlock/serialization failure. */
   transaction<T>(fn: (tx: StoreTx) => Promise<T>): Promise<T>;
   /** Lease up to `limit` due items (FOR UPDATE SKIP LOCKED) of the given functions. */
-  claim(args: { workerId: string; now: Date; leaseUntil: Date; limit: number; functionIds: string[] }): Promise<QueueItem[]>;
+  claim(args: {
+    workerId: string;
+    now: Date;
+    leaseUntil: Date;
+    limit: number;
+    functionIds: string[];
+  }): Promise<QueueItem[]>;
   /** Extend a lease; false when it is no longer ours. */
   heartbeat(itemId: string, workerId: string, leaseUntil: Date): Promise<boolean>;
   /** Give leases back so another worker can take the items at once. */
