@@ -44,7 +44,6 @@ const ACTION_WORDS: Record<string, string> = {
   wait: "waiting",
 };
 
-export const FILTERABLE_ACTIONS = Object.keys(ACTION_WORDS);
 
 export interface PredictPromptInput {
   systemPrompt?: string;
@@ -56,33 +55,60 @@ export interface PredictPromptInput {
   height: number;
 }
 
+function allowedLine(tools: string[] | undefined): string | undefined {
+  if (!tools) return undefined;
+  const allowed = tools.filter((t) => ACTION_WORDS[t]).map((t) => ACTION_WORDS[t]);
+  return allowed.length > 0
+    ? `- Only these kinds of action are allowed: ${allowed.join("; ")}. Do not use any other kind.`
+    : "- No actions are allowed: only report completion or failure.";
+}
+
+function budgetLine(maxActions: number): string {
+  return maxActions === 1
+    ? "- Take exactly one action, then stop and wait for the next screenshot."
+    : `- Take at most ${maxActions} actions this turn; stop earlier whenever you need to see the result.`;
+}
+
+/** Protocol for engines on a native computer-use tool: actions are tool calls, the end is plain text. */
 export function predictProtocol(input: PredictPromptInput): string {
   const lines = [
     "Protocol for this turn:",
     `- The screen is ${input.width}x${input.height} pixels; give coordinates in the pixels of the latest screenshot.`,
-    input.maxActions === 1
-      ? "- Take exactly one action, then stop and wait for the next screenshot."
-      : `- Take at most ${input.maxActions} actions this turn; stop earlier whenever you need to see the result.`,
+    budgetLine(input.maxActions),
     "- When the task is complete, do not act: reply with a short summary of what was done.",
     `- When the task is impossible or blocked, do not act: reply with "${FAIL_MARKER}" followed by the reason.`,
+    allowedLine(input.tools),
   ];
-  if (input.tools) {
-    const allowed = input.tools.filter((t) => ACTION_WORDS[t]).map((t) => ACTION_WORDS[t]);
-    lines.push(
-      allowed.length > 0
-        ? `- Only these kinds of action are allowed: ${allowed.join("; ")}. Do not use any other kind.`
-        : "- No actions are allowed: only report completion or failure.",
-    );
-  }
-  return lines.join("\n");
+  return lines.filter((l): l is string => l !== undefined).join("\n");
 }
 
-export function assemblePredictSystem(input: PredictPromptInput): string {
-  const parts = [
-    truncateComponent(input.systemPrompt) ?? BASE_PREDICT_PROMPT,
-    truncateComponent(input.instructions),
-    predictProtocol(input),
+/** Protocol for engines that answer with our Action JSON directly (OpenAI-compatible upstreams). */
+export function jsonProtocol(input: PredictPromptInput & { coordinates: "pixels" | "normalized-1000" }): string {
+  const coords =
+    input.coordinates === "pixels"
+      ? `- The screenshot is ${input.width}x${input.height} pixels; x and y are integer pixels of it (0,0 is top left).`
+      : "- x and y are integers from 0 to 1000 relative to the screenshot's width and height (0,0 is top left).";
+  const lines = [
+    "Protocol for this turn:",
+    '- Answer with one JSON object and nothing else: {"reasoning": string, "status": "continue" | "done" | "fail", "actions": [action, ...]}.',
+    "- Each action is {\"action_type\": ..., \"params\": {...}} with one of:",
+    '  click {"x", "y", "button": "left"|"right"|"middle", "clicks": 1-3, "hold_keys"?: ["ctrl"|"alt"|"shift"|"meta"]};',
+    '  move {"x", "y"}; drag {"x1", "y1", "x2", "y2"}; type_text {"text"}; key_press {"keys": ["enter", ...]};',
+    '  key_combo {"keys": ["ctrl", "s"]} (2 to 8 keys held together); scroll {"clicks": positive up or right,',
+    '  negative down or left, "direction": "vertical"|"horizontal", "x"?, "y"?}; wait {"seconds"}.',
+    "- Key names are lowercase words (enter, escape, tab, space, backspace, delete, up, pageup, f5, ctrl, alt,",
+    "  shift, meta) or a single character.",
+    coords,
+    budgetLine(input.maxActions),
+    '- When the task is complete: status "done" and no actions. When it is impossible or blocked: status "fail",',
+    "  no actions, and the reason in reasoning.",
+    allowedLine(input.tools),
   ];
+  return lines.filter((l): l is string => l !== undefined).join("\n");
+}
+
+export function assemblePredictSystem(input: PredictPromptInput, protocol: string = predictProtocol(input)): string {
+  const parts = [truncateComponent(input.systemPrompt) ?? BASE_PREDICT_PROMPT, truncateComponent(input.instructions), protocol];
   return parts.filter((p): p is string => p !== undefined).join("\n\n");
 }
 
