@@ -155,6 +155,8 @@ export interface Executor {
   /** resolve once the run is completed, failed or cancelled */
   waitForRun(runId: string, opts?: { timeoutMs?: number; pollMs?: number }): Promise<RunView>;
   health(): Promise<ExecutorHealth>;
+  /** delete runs (with their steps) that ended before `before`, and events received before it */
+  prune(before: Date): Promise<{ runs: number; events: number }>;
 }
 
 class LeaseLostError extends Error {
@@ -951,7 +953,22 @@ export function createExecutor(options: ExecutorOptions): Executor {
         name: config.name ?? config.id,
         config,
       }));
-      await store.transaction((tx) => tx.replaceFunctions(app.appId, records));
+      await store.transaction(async (tx) => {
+        const removed = (await tx.listFunctions()).filter(
+          (f) => f.appId === app.appId && !records.some((r) => r.id === f.id),
+        );
+        await tx.replaceFunctions(app.appId, records);
+        // runs of functions the app no longer has would wait forever: end them, loudly
+        for (const run of await tx.activeRunsOf(removed.map((f) => f.id))) {
+          const locked = await tx.lockRun(run.id);
+          if (locked && isActiveStatus(locked.status)) {
+            await failRun(tx, locked, {
+              name: "FunctionRemovedError",
+              message: `executor: function "${run.functionId}" is no longer part of app "${app.appId}"`,
+            });
+          }
+        }
+      });
       served = new Map(records.map((r) => [r.id, r]));
       running = true;
       stopping = false;
@@ -1021,6 +1038,10 @@ export function createExecutor(options: ExecutorOptions): Executor {
           throw new Error(`executor: run ${runId} still ${view.status} after ${opts.timeoutMs ?? 30_000} ms`);
         await new Promise((r) => setTimeout(r, opts.pollMs ?? 25));
       }
+    },
+
+    async prune(before) {
+      return store.prune(before);
     },
 
     async health() {

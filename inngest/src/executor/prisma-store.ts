@@ -439,5 +439,16 @@ export function createPrismaStore(db: Db, opts: PrismaStoreOptions = {}): Execut
     async ping() {
       await db.$queryRaw`SELECT 1`;
     },
+
+    async prune(before) {
+      return db.$transaction(async (tx) => {
+        const ended = { status: { in: ["completed", "failed", "cancelled"] }, endedAt: { lt: before } };
+        const ids = (await tx.executorRun.findMany({ where: ended, select: { id: true } })).map((r) => r.id);
+        await tx.executorStep.deleteMany({ where: { runId: { in: ids } } });
+        const runs = await tx.executorRun.deleteMany({ where: { id: { in: ids } } });
+        const events = await tx.executorEvent.deleteMany({ where: { receivedAt: { lt: before } } });
+        return { runs: runs.count, events: events.count };
+      });
+    },
   };
 }

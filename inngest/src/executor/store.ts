@@ -226,4 +226,6 @@ export interface ExecutorStore {
   listItems(runId: string): Promise<QueueItem[]>;
   /** A cheap round trip, for health checks. */
   ping(): Promise<void>;
+  /** Retention: delete ended runs (and their steps) that ended before `before`, and older events. */
+  prune(before: Date): Promise<{ runs: number; events: number }>;
 }
