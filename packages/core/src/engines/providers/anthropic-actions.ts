@@ -15,6 +15,7 @@
 //   key {text: "ctrl+s", repeat?}           key_combo {keys: [ctrl, s]} (repeated `repeat` times)
 //   key {text: "Return", repeat?}           key_press {keys: [enter]} (key repeated `repeat` times)
 //   key {text: "ctrl+a BackSpace"}          key_combo [ctrl, a], then key_press [backspace]
+//   (back: key_press [a, b] -> key {text: "a b"}; key_combo [ctrl, s] -> key {text: "ctrl+s"})
 //   scroll {coordinate?, scroll_direction, scroll_amount}   scroll {clicks: +up/-down or +right/-left, direction, x?, y?}
 //   wait {duration}                         wait {seconds}
 //   screenshot, zoom, cursor_position       no action: the model wants to look again (status continue)
@@ -289,7 +290,8 @@ export function toAnthropicCalls(action: Action, ctx: ToAnthropicContext): Anthr
     case "type_text":
       return [{ action: "type", input: { text: action.params.text } }];
     case "key_press":
-      return action.params.keys.map((k) => ({ action: "key", input: { text: toXdotoolKey(k) } }));
+      // xdotool presses a space-separated sequence one key after another
+      return [{ action: "key", input: { text: action.params.keys.map(toXdotoolKey).join(" ") } }];
     case "key_combo":
       return [{ action: "key", input: { text: action.params.keys.map(toXdotoolKey).join("+") } }];
     case "scroll": {

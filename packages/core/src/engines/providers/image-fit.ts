@@ -52,18 +52,22 @@ export function prepareImage(img: DecodedImage, limits: ImageLimits): PreparedIm
   return { ...same, bytes: encodePng(small), mime: "image/png", width: target.width, height: target.height, resized: true };
 }
 
+const clamp = (v: number, size: number) => Math.min(size - 1, Math.max(0, v));
+
 /** Model space -> caller space (pixel centres map to pixel centres). */
 export function toCallerSpace(p: PreparedImage, x: number, y: number): { x: number; y: number } {
+  if (!p.resized) return { x, y };
   return {
-    x: Math.round(((x + 0.5) * p.originalWidth) / p.width - 0.5),
-    y: Math.round(((y + 0.5) * p.originalHeight) / p.height - 0.5),
+    x: clamp(Math.round(((x + 0.5) * p.originalWidth) / p.width - 0.5), p.originalWidth),
+    y: clamp(Math.round(((y + 0.5) * p.originalHeight) / p.height - 0.5), p.originalHeight),
   };
 }
 
 /** Caller space -> model space (for replaying earlier actions). */
 export function toModelSpace(p: PreparedImage, x: number, y: number): { x: number; y: number } {
+  if (!p.resized) return { x, y };
   return {
-    x: Math.round(((x + 0.5) * p.width) / p.originalWidth - 0.5),
-    y: Math.round(((y + 0.5) * p.height) / p.originalHeight - 0.5),
+    x: clamp(Math.round(((x + 0.5) * p.width) / p.originalWidth - 0.5), p.width),
+    y: clamp(Math.round(((y + 0.5) * p.height) / p.originalHeight - 0.5), p.height),
   };
 }
