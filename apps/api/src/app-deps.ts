@@ -1,4 +1,5 @@
 import type { CoreDeps } from "@cua/core/deps";
+import type { KeyCache } from "@cua/core/keys/key-cache";
 import type { UsageRecorder } from "@cua/core/usage/usage";
 import type { Env } from "./env.ts";
 import type { RateLimiter } from "./http/rate-limit.ts";
@@ -8,6 +9,7 @@ export interface AppDeps extends CoreDeps {
   env: Env;
   usage: UsageRecorder;
   limiter: RateLimiter;
+  keyCache: KeyCache;
   dbKind: "postgres" | "pglite";
   version: string;
 }

@@ -4,6 +4,7 @@ import fs from "node:fs";
 import path from "node:path";
 import type { CoreDeps } from "@cua/core/deps";
 import { purgeExpiredIdempotency } from "@cua/core/idempotency/idempotency";
+import { KeyCache } from "@cua/core/keys/key-cache";
 import { UsageRecorder } from "@cua/core/usage/usage";
 import { type DbHandle, openDb } from "@cua/db/client";
 import type { FastifyInstance } from "fastify";
@@ -62,6 +63,7 @@ export async function createApp(env: Env): Promise<App> {
     env,
     usage: new UsageRecorder(core),
     limiter: new RateLimiter(store, env.RATE_LIMIT_SCALE),
+    keyCache: new KeyCache(),
     dbKind: h.kind,
     version: SERVICE_VERSION,
   };

@@ -64,7 +64,7 @@ export async function call(
     body = JSON.stringify(opts.body);
     headers["Content-Type"] ??= "application/json";
   }
-  const r = await fetch(url + pathname, { method, headers, body });
+  const r = await fetch(url + pathname, { method, headers, body: body as BodyInit | undefined });
   const text = await r.text();
   let parsed: any = text;
   try {

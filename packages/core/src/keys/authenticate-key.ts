@@ -3,6 +3,7 @@
 import type { CoreDeps } from "../deps.ts";
 import { CoreError } from "../errors.ts";
 import { constantTimeEqualHex, hashKey, parseRawKey } from "./api-key-format.ts";
+import type { KeyCache } from "./key-cache.ts";
 import type { KeyMode, Scope } from "./scopes.ts";
 
 export interface Principal {
@@ -16,26 +17,37 @@ export interface Principal {
 
 const LAST_USED_RESOLUTION_MS = 60_000;
 
-export async function authenticateKey(deps: CoreDeps, raw: string): Promise<Principal> {
+export async function authenticateKey(deps: CoreDeps & { keyCache?: KeyCache }, raw: string): Promise<Principal> {
   if (!parseRawKey(raw)) throw new CoreError("INVALID_API_KEY");
   const hash = hashKey(raw);
-  const key = await deps.db.apiKey.findUnique({ where: { keyHash: hash }, include: { account: { select: { tier: true } } } });
   const now = deps.clock.now();
-  if (!key || !constantTimeEqualHex(key.keyHash, hash) || key.revokedAt || (key.expiresAt && key.expiresAt <= now)) {
-    throw new CoreError("INVALID_API_KEY");
+  let entry = deps.keyCache?.get(hash, now.getTime());
+  if (!entry) {
+    const key = await deps.db.apiKey.findUnique({ where: { keyHash: hash }, include: { account: { select: { tier: true } } } });
+    if (!key || !constantTimeEqualHex(key.keyHash, hash) || key.revokedAt) throw new CoreError("INVALID_API_KEY");
+    entry = {
+      principal: {
+        keyId: key.id,
+        accountId: key.accountId,
+        mode: key.mode,
+        scopes: key.scopes as Scope[],
+        tier: key.account.tier,
+        keyKind: key.kind,
+      },
+      expiresAt: key.expiresAt,
+      lastUsedAt: key.lastUsedAt,
+      cachedAt: now.getTime(),
+    };
+    deps.keyCache?.set(hash, entry, now.getTime());
   }
-  if (!key.lastUsedAt || now.getTime() - key.lastUsedAt.getTime() > LAST_USED_RESOLUTION_MS) {
+  if (entry.expiresAt && entry.expiresAt <= now) throw new CoreError("INVALID_API_KEY");
+  if (!entry.lastUsedAt || now.getTime() - entry.lastUsedAt.getTime() > LAST_USED_RESOLUTION_MS) {
     // best effort, coarse: one write a minute per key at most
-    deps.db.apiKey.update({ where: { id: key.id }, data: { lastUsedAt: now } }).catch((e) => {
+    entry.lastUsedAt = now;
+    deps.keyCache?.touch(hash, now);
+    deps.db.apiKey.update({ where: { id: entry.principal.keyId }, data: { lastUsedAt: now } }).catch((e) => {
       deps.logger.warn("last_used_at update failed", { err: String(e) });
     });
   }
-  return {
-    keyId: key.id,
-    accountId: key.accountId,
-    mode: key.mode,
-    scopes: key.scopes as Scope[],
-    tier: key.account.tier,
-    keyKind: key.kind,
-  };
+  return entry.principal;
 }

@@ -1,12 +1,13 @@
 import type { CoreDeps } from "../deps.ts";
 import { CoreError } from "../errors.ts";
 import type { Principal } from "./authenticate-key.ts";
+import type { KeyCache } from "./key-cache.ts";
 
 export const KEY_ID_RE = /^[A-Za-z0-9_-]{1,128}$/;
 
 /** Revokes a key of the caller's account and mode; another mode's key or an unknown id is 404. */
 export async function revokeKey(
-  deps: CoreDeps,
+  deps: CoreDeps & { keyCache?: KeyCache },
   principal: Principal,
   keyId: string,
 ): Promise<{ id: string; revoked: true; revoked_at: string }> {
@@ -18,5 +19,6 @@ export async function revokeKey(
     data: { revokedAt: now },
   });
   if (r.count === 0) throw new CoreError("NOT_FOUND", "No such key.");
+  deps.keyCache?.dropKey(keyId);
   return { id: keyId, revoked: true, revoked_at: now.toISOString() };
 }

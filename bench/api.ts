@@ -1,0 +1,58 @@
+// Issue 2 benchmark: authenticated calls against the real service (its own process, on a PostgreSQL
+// database) next to a bare Fastify handler measured in the same run, as ratios.
+//   npm run bench -- api
+import { randomUUID } from "node:crypto";
+import { createAccount } from "@cua/core/accounts/create-account";
+import { createTestDatabase, prepareTemplate } from "@cua/db/testing";
+import { load, percentile, row, spawnAndWait } from "./lib.ts";
+
+export async function benchApi() {
+  await prepareTemplate();
+  const db = await createTestDatabase();
+  const deps = { db: db.db, clock: { now: () => new Date() }, kek: Buffer.alloc(32, 1), logger: { debug() {}, info() {}, warn() {}, error() {} } };
+  const acct = await createAccount(deps, { name: "bench", tier: "enterprise", credits: 0 });
+  const api = await spawnAndWait("apps/api/src/main.ts", { DATABASE_URL: db.url, PORT: "0", LOG_LEVEL: "error", SECRETS_KEY: "01".repeat(32), RATE_LIMIT_SCALE: "1000", DATA_DIR: "/tmp/cua-bench" }, /API listening on (http:\/\/\S+)/);
+  const bare = await spawnAndWait("bench/bare-server.ts", {}, /BARE_LISTENING (\d+)/);
+  const apiUrl = api.match[1]!;
+  const bareUrl = `http://127.0.0.1:${bare.match[1]}`;
+  const auth = { "x-api-key": acct.live_key };
+  try {
+    console.log("\n== API spine: authenticated calls vs a bare Fastify handler (20 connections, 8 s each) ==");
+    const bareGet = await load({ url: `${bareUrl}/bare` });
+    console.log(row("bare Fastify GET (static JSON)", bareGet));
+    const models = await load({ url: `${apiUrl}/v1/models`, headers: auth });
+    console.log(row("GET /v1/models", models, bareGet));
+    const usage = await load({ url: `${apiUrl}/v1/usage`, headers: auth });
+    console.log(row("GET /v1/usage", usage, bareGet));
+    const barePost = await load({ url: `${bareUrl}/bare`, method: "POST", headers: { "content-type": "application/json" }, body: '{"name":"bench"}' });
+    console.log(row("bare Fastify POST (parse JSON)", barePost));
+    // the replay path: one Idempotency-Key, every request after the first is a stored replay
+    const replay = await load({
+      url: `${apiUrl}/v1/keys`,
+      method: "POST",
+      headers: { ...auth, "content-type": "application/json", "idempotency-key": `bench-${randomUUID()}` },
+      body: '{"name":"bench","scopes":["usage"]}',
+    });
+    console.log(row("POST /v1/keys + Idempotency-Key (replays)", replay, barePost));
+    // fresh creations are capped by the 200 active keys per account: measure 150 sequentially
+    const lat: number[] = [];
+    for (let i = 0; i < 150; i++) {
+      const t = performance.now();
+      const r = await fetch(`${apiUrl}/v1/keys`, {
+        method: "POST",
+        headers: { ...auth, "content-type": "application/json", "idempotency-key": `fresh-${i}-${randomUUID()}` },
+        body: '{"name":"bench","scopes":["usage"]}',
+      });
+      await r.text();
+      if (r.status !== 201) throw new Error(`fresh key creation answered ${r.status}`);
+      lat.push(performance.now() - t);
+    }
+    lat.sort((a, b) => a - b);
+    console.log(`${"POST /v1/keys + Idempotency-Key (fresh, serial)".padEnd(46)} ${(1000 / (lat.reduce((a, b) => a + b, 0) / lat.length)).toFixed(0).padStart(7)} req/s  p50 ${percentile(lat, 50).toFixed(1).padStart(6)} ms  p99 ${percentile(lat, 99).toFixed(1).padStart(6)} ms  (1 connection)`);
+  } finally {
+    api.child.kill("SIGTERM");
+    bare.child.kill("SIGTERM");
+    await new Promise((r) => setTimeout(r, 500));
+    await db.drop();
+  }
+}

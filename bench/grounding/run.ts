@@ -1,0 +1,147 @@
+// Grounding benchmark for the local engine.
+//
+//   npx tsx bench/grounding/run.ts [--pages 40] [--seed 1] [--out bench/grounding/results.json] [--verbose]
+//
+// Renders generated pages (bench/grounding/pages.ts) in headless Chromium (Debian's /usr/bin/chromium),
+// takes a PNG screenshot of the viewport, reads each target's box from the DOM
+// (getBoundingClientRect), and asks the local engine to ground every case's description on the
+// screenshot. A positive case passes when the returned point lies inside the target's box; a
+// negative case (text that is on no page) passes when the engine answers found=false.
+// Latency per image is the time of the first grounding on a fresh image (decode + OCR + matching);
+// the following descriptions on the same image reuse the cached OCR and are timed separately.
+import { writeFileSync } from "node:fs";
+import { chromium } from "playwright-core";
+import { groundElement } from "../../packages/core/src/engines/local/ground.ts";
+import { clearLocalOcrCache, warmUpLocalOcr } from "../../packages/core/src/engines/local/ocr.ts";
+import { type BenchCase, type Category, generatePage, TEXT_CATEGORIES } from "./pages.ts";
+
+interface Args {
+  pages: number;
+  seed: number;
+  out: string | null;
+  verbose: boolean;
+}
+
+function parseArgs(argv: string[]): Args {
+  const args: Args = { pages: 40, seed: 1, out: null, verbose: false };
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    if (a === "--pages") args.pages = Number(argv[++i]);
+    else if (a === "--seed") args.seed = Number(argv[++i]);
+    else if (a === "--out") args.out = argv[++i] ?? null;
+    else if (a === "--verbose") args.verbose = true;
+  }
+  return args;
+}
+
+interface Box {
+  x: number;
+  y: number;
+  width: number;
+  height: number;
+}
+
+interface CaseResult {
+  page: string;
+  category: Category;
+  description: string;
+  pass: boolean;
+  found: boolean;
+  point: { x: number; y: number } | null;
+  target: Box | null;
+  confidence: number;
+  matched: string | null;
+}
+
+function percentile(xs: number[], p: number): number {
+  if (xs.length === 0) return Number.NaN;
+  const s = [...xs].sort((a, b) => a - b);
+  const idx = Math.min(s.length - 1, Math.max(0, Math.ceil((p / 100) * s.length) - 1));
+  return s[idx] ?? Number.NaN;
+}
+
+function inside(pt: { x: number; y: number }, b: Box, slack = 0): boolean {
+  return pt.x >= b.x - slack && pt.x <= b.x + b.width + slack && pt.y >= b.y - slack && pt.y <= b.y + b.height + slack;
+}
+
+async function main(): Promise<void> {
+  const args = parseArgs(process.argv.slice(2));
+  const warm = await warmUpLocalOcr();
+  console.log(`OCR backend: ${warm.backend} (warm-up ${warm.ms} ms)`);
+  const browser = await chromium.launch({
+    executablePath: "/usr/bin/chromium",
+    args: ["--no-sandbox", "--headless", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"],
+  });
+  const results: CaseResult[] = [];
+  const firstLatency: Record<string, number[]> = { "1280x720": [], "1920x1080": [] };
+  const warmLatency: number[] = [];
+  try {
+    for (let k = 0; k < args.pages; k++) {
+      const page = generatePage(args.seed + k);
+      const ctx = await browser.newContext({ viewport: { width: page.width, height: page.height }, deviceScaleFactor: 1 });
+      const tab = await ctx.newPage();
+      await tab.setContent(page.html, { waitUntil: "load" });
+      await tab.evaluate(() => document.fonts.ready);
+      const png = await tab.screenshot({ type: "png" });
+      const boxes: Record<string, Box> = await tab.evaluate(() => {
+        const out: Record<string, { x: number; y: number; width: number; height: number }> = {};
+        for (const el of Array.from(document.querySelectorAll("[data-bench-id]"))) {
+          const r = el.getBoundingClientRect();
+          out[(el as HTMLElement).dataset.benchId ?? ""] = { x: r.x, y: r.y, width: r.width, height: r.height };
+        }
+        return out;
+      });
+      await ctx.close();
+      clearLocalOcrCache();
+      const image = { bytes: png, mime: "image/png" as const, width: page.width, height: page.height };
+      const visible = (c: BenchCase) => {
+        if (!c.targetId) return true;
+        const b = boxes[c.targetId];
+        return !!b && b.width > 0 && b.height > 0 && b.x >= 0 && b.y >= 0 && b.x + b.width <= page.width && b.y + b.height <= page.height;
+      };
+      let first = true;
+      for (const c of page.cases.filter(visible)) {
+        const t0 = performance.now();
+        const g = await groundElement(image, c.description);
+        const ms = performance.now() - t0;
+        if (first) {
+          firstLatency[`${page.width}x${page.height}`]?.push(ms);
+          first = false;
+        } else warmLatency.push(ms);
+        const target = c.targetId ? (boxes[c.targetId] ?? null) : null;
+        const point = g.found && g.x !== null && g.y !== null ? { x: g.x, y: g.y } : null;
+        // a checkbox's own box is small: a click within 3 px of it still toggles it
+        const slack = c.category === "checkbox" ? 3 : 0;
+        const pass = c.targetId === null ? !g.found : !!point && !!target && inside(point, target, slack);
+        results.push({ page: page.name, category: c.category, description: c.description, pass, found: g.found, point, target, confidence: g.confidence, matched: g.matchedText });
+        if (args.verbose && !pass) {
+          console.log(`FAIL ${page.name} [${c.category}] "${c.description}" -> ${g.found ? `(${g.x},${g.y}) "${g.matchedText}"` : `not found: ${g.reason}`}; target ${target ? JSON.stringify(target) : "none"}`);
+        }
+      }
+    }
+  } finally {
+    await browser.close();
+  }
+
+  const cats = [...new Set(results.map((r) => r.category))];
+  console.log("\ncategory            cases  passed  accuracy");
+  const line = (name: string, rs: CaseResult[]) => {
+    const passed = rs.filter((r) => r.pass).length;
+    console.log(`${name.padEnd(18)} ${String(rs.length).padStart(6)}  ${String(passed).padStart(6)}  ${rs.length ? ((100 * passed) / rs.length).toFixed(1) : "-"}%`);
+  };
+  for (const c of cats.sort()) line(c, results.filter((r) => r.category === c));
+  line("TEXT TARGETS", results.filter((r) => TEXT_CATEGORIES.includes(r.category)));
+  line("ALL POSITIVE", results.filter((r) => r.category !== "negative"));
+  line("ALL", results);
+  console.log("\nlatency per image (first grounding: decode + OCR + match)");
+  for (const [size, xs] of Object.entries(firstLatency)) {
+    if (xs.length) console.log(`  ${size.padEnd(10)} images ${String(xs.length).padStart(3)}  p50 ${percentile(xs, 50).toFixed(0)} ms  p95 ${percentile(xs, 95).toFixed(0)} ms`);
+  }
+  console.log(`  cached     groundings ${warmLatency.length}  p50 ${percentile(warmLatency, 50).toFixed(1)} ms  p95 ${percentile(warmLatency, 95).toFixed(1)} ms`);
+  if (args.out) {
+    writeFileSync(args.out, JSON.stringify({ args, results, latency: { firstLatency, warmLatency } }, null, 2));
+    console.log(`\nwrote ${args.out}`);
+  }
+}
+
+await main();

@@ -1,0 +1,42 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import path from "node:path";
+import autocannon from "autocannon";
+
+export const ROOT = path.resolve(import.meta.dirname, "..");
+
+export function spawnAndWait(file: string, env: Record<string, string>, pattern: RegExp): Promise<{ child: ChildProcess; match: RegExpExecArray }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(path.join(ROOT, "node_modules/.bin/tsx"), [file], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
+    let out = "";
+    const on = (d: Buffer) => {
+      out += d;
+      const m = pattern.exec(out);
+      if (m) resolve({ child, match: m });
+    };
+    child.stdout!.on("data", on);
+    child.stderr!.on("data", on);
+    child.on("exit", (c) => reject(new Error(`${file} exited ${c}: ${out}`)));
+  });
+}
+
+export interface Figures {
+  rps: number;
+  p50: number;
+  p99: number;
+  errors: number;
+  non2xx: number;
+}
+
+export async function load(opts: autocannon.Options): Promise<Figures> {
+  const r = await autocannon({ connections: 20, duration: 8, ...opts });
+  return { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, errors: r.errors, non2xx: r.non2xx };
+}
+
+export function row(name: string, f: Figures, base?: Figures): string {
+  const ratio = base ? `  ${(f.rps / base.rps).toFixed(2)}x bare rps` : "";
+  return `${name.padEnd(46)} ${f.rps.toFixed(0).padStart(7)} req/s  p50 ${f.p50.toFixed(1).padStart(6)} ms  p99 ${f.p99.toFixed(1).padStart(6)} ms${f.non2xx ? `  non2xx ${f.non2xx}` : ""}${ratio}`;
+}
+
+export function percentile(sorted: number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0;
+}

@@ -1,0 +1,14 @@
+// npm run bench [-- <name> ...]   (names: api; others as later issues add them)
+import { benchApi } from "./api.ts";
+
+const suites: Record<string, () => Promise<void>> = { api: benchApi };
+const wanted = process.argv.slice(2).filter((a) => !a.startsWith("-"));
+for (const name of wanted.length ? wanted : Object.keys(suites)) {
+  const s = suites[name];
+  if (!s) {
+    console.error(`unknown benchmark "${name}"; have: ${Object.keys(suites).join(", ")}`);
+    process.exit(2);
+  }
+  await s();
+}
+process.exit(0);
