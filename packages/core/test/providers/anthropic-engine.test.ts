@@ -1,8 +1,9 @@
 // The Anthropic engine end to end: the real @anthropic-ai/sdk against the Anthropic stand-in.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { CoreError } from "../../src/errors.ts";
 import { createAnthropicEngine } from "../../src/engines/providers/anthropic-engine.ts";
 import type { AnthropicToolVersion } from "../../src/engines/providers/anthropic-models.ts";
+import { CoreError } from "../../src/errors.ts";
+import { jpegStub, predictInput, solidPng } from "./fixtures.ts";
 import {
   type AnthropicStandin,
   anthropicKeyOf,
@@ -10,7 +11,6 @@ import {
   startAnthropicStandin,
 } from "./standins/anthropic-standin.ts";
 import { pngSize } from "./standins/http-standin.ts";
-import { jpegStub, predictInput, solidPng } from "./fixtures.ts";
 
 const KEY = "sk-ant-api03-standin-test-key-0123456789";
 let standin: AnthropicStandin;
@@ -149,20 +149,53 @@ describe.each(VERSIONS)("predict with $model ($tool)", ({ model, tool, beta }) =
 
 describe("predict: mapping through the wire", () => {
   const CASES: { call: Record<string, unknown> & { action: string }; want: unknown }[] = [
-    { call: { action: "double_click", coordinate: [5, 6] }, want: { action_type: "click", params: { x: 5, y: 6, button: "left", clicks: 2 } } },
-    { call: { action: "triple_click", coordinate: [5, 6] }, want: { action_type: "click", params: { x: 5, y: 6, button: "left", clicks: 3 } } },
-    { call: { action: "right_click", coordinate: [5, 6] }, want: { action_type: "click", params: { x: 5, y: 6, button: "right", clicks: 1 } } },
-    { call: { action: "middle_click", coordinate: [5, 6] }, want: { action_type: "click", params: { x: 5, y: 6, button: "middle", clicks: 1 } } },
-    { call: { action: "left_click", coordinate: [5, 6], text: "shift" }, want: { action_type: "click", params: { x: 5, y: 6, button: "left", clicks: 1, hold_keys: ["shift"] } } },
+    {
+      call: { action: "double_click", coordinate: [5, 6] },
+      want: { action_type: "click", params: { x: 5, y: 6, button: "left", clicks: 2 } },
+    },
+    {
+      call: { action: "triple_click", coordinate: [5, 6] },
+      want: { action_type: "click", params: { x: 5, y: 6, button: "left", clicks: 3 } },
+    },
+    {
+      call: { action: "right_click", coordinate: [5, 6] },
+      want: { action_type: "click", params: { x: 5, y: 6, button: "right", clicks: 1 } },
+    },
+    {
+      call: { action: "middle_click", coordinate: [5, 6] },
+      want: { action_type: "click", params: { x: 5, y: 6, button: "middle", clicks: 1 } },
+    },
+    {
+      call: { action: "left_click", coordinate: [5, 6], text: "shift" },
+      want: { action_type: "click", params: { x: 5, y: 6, button: "left", clicks: 1, hold_keys: ["shift"] } },
+    },
     { call: { action: "mouse_move", coordinate: [7, 8] }, want: { action_type: "move", params: { x: 7, y: 8 } } },
-    { call: { action: "left_click_drag", start_coordinate: [1, 2], coordinate: [300, 400] }, want: { action_type: "drag", params: { x1: 1, y1: 2, x2: 300, y2: 400, button: "left" } } },
+    {
+      call: { action: "left_click_drag", start_coordinate: [1, 2], coordinate: [300, 400] },
+      want: { action_type: "drag", params: { x1: 1, y1: 2, x2: 300, y2: 400, button: "left" } },
+    },
     { call: { action: "type", text: "abc" }, want: { action_type: "type_text", params: { text: "abc" } } },
     { call: { action: "key", text: "Return" }, want: { action_type: "key_press", params: { keys: ["enter"] } } },
-    { call: { action: "key", text: "ctrl+shift+t" }, want: { action_type: "key_combo", params: { keys: ["ctrl", "shift", "t"] } } },
-    { call: { action: "scroll", coordinate: [640, 400], scroll_direction: "down", scroll_amount: 5 }, want: { action_type: "scroll", params: { clicks: -5, direction: "vertical", x: 640, y: 400 } } },
-    { call: { action: "scroll", coordinate: [640, 400], scroll_direction: "up", scroll_amount: 2 }, want: { action_type: "scroll", params: { clicks: 2, direction: "vertical", x: 640, y: 400 } } },
-    { call: { action: "scroll", coordinate: [640, 400], scroll_direction: "left", scroll_amount: 3 }, want: { action_type: "scroll", params: { clicks: -3, direction: "horizontal", x: 640, y: 400 } } },
-    { call: { action: "scroll", coordinate: [640, 400], scroll_direction: "right", scroll_amount: 1 }, want: { action_type: "scroll", params: { clicks: 1, direction: "horizontal", x: 640, y: 400 } } },
+    {
+      call: { action: "key", text: "ctrl+shift+t" },
+      want: { action_type: "key_combo", params: { keys: ["ctrl", "shift", "t"] } },
+    },
+    {
+      call: { action: "scroll", coordinate: [640, 400], scroll_direction: "down", scroll_amount: 5 },
+      want: { action_type: "scroll", params: { clicks: -5, direction: "vertical", x: 640, y: 400 } },
+    },
+    {
+      call: { action: "scroll", coordinate: [640, 400], scroll_direction: "up", scroll_amount: 2 },
+      want: { action_type: "scroll", params: { clicks: 2, direction: "vertical", x: 640, y: 400 } },
+    },
+    {
+      call: { action: "scroll", coordinate: [640, 400], scroll_direction: "left", scroll_amount: 3 },
+      want: { action_type: "scroll", params: { clicks: -3, direction: "horizontal", x: 640, y: 400 } },
+    },
+    {
+      call: { action: "scroll", coordinate: [640, 400], scroll_direction: "right", scroll_amount: 1 },
+      want: { action_type: "scroll", params: { clicks: 1, direction: "horizontal", x: 640, y: 400 } },
+    },
     { call: { action: "wait", duration: 2 }, want: { action_type: "wait", params: { seconds: 2 } } },
   ];
   it.each(CASES)("$call.action $call", async ({ call, want }) => {
@@ -182,7 +215,9 @@ describe("predict: mapping through the wire", () => {
     standin.enqueue(R.endTurn("FAIL: the site requires a login I do not have."));
     const out = await engine().predict(predictInput());
     expect(out.status).toBe("fail");
-    expect(out.actions).toEqual([{ action_type: "fail", params: { message: "the site requires a login I do not have." } }]);
+    expect(out.actions).toEqual([
+      { action_type: "fail", params: { message: "the site requires a login I do not have." } },
+    ]);
   });
 
   it("a refusal is status fail and stays visible in safety_checks", async () => {
@@ -190,7 +225,9 @@ describe("predict: mapping through the wire", () => {
     const out = await engine().predict(predictInput());
     expect(out.status).toBe("fail");
     expect(out.actions[0]).toMatchObject({ action_type: "fail", params: { code: "PROVIDER_REFUSAL" } });
-    expect(out.safety_checks).toEqual([{ code: "anthropic_refusal_general_harms", message: "This request could cause harm." }]);
+    expect(out.safety_checks).toEqual([
+      { code: "anthropic_refusal_general_harms", message: "This request could cause harm." },
+    ]);
   });
 
   it("malformed tool input is PREDICTION_FAILED", async () => {
@@ -204,7 +241,12 @@ describe("predict: mapping through the wire", () => {
   it("an unknown action is PREDICTION_FAILED; after a good one it only ends the batch", async () => {
     standin.enqueue(R.calls([{ action: "hold_key", text: "shift", duration: 2 }]));
     expect((await rejection(engine().predict(predictInput()))).code).toBe("PREDICTION_FAILED");
-    standin.enqueue(R.calls([{ action: "left_click", coordinate: [1, 1] }, { action: "hold_key", text: "shift", duration: 2 }]));
+    standin.enqueue(
+      R.calls([
+        { action: "left_click", coordinate: [1, 1] },
+        { action: "hold_key", text: "shift", duration: 2 },
+      ]),
+    );
     const out = await engine().predict(predictInput());
     expect(out.actions).toHaveLength(1);
     expect(out.reasoning).toMatch(/hold_key/);
@@ -216,7 +258,12 @@ describe("predict: mapping through the wire", () => {
   });
 
   it("respects max_actions: parallel tool use off at 1, extra actions dropped", async () => {
-    standin.enqueue(R.calls([{ action: "left_click", coordinate: [1, 1] }, { action: "type", text: "x" }]));
+    standin.enqueue(
+      R.calls([
+        { action: "left_click", coordinate: [1, 1] },
+        { action: "type", text: "x" },
+      ]),
+    );
     const out = await engine().predict(predictInput({ maxActions: 1 }));
     expect(standin.requests[0]!.body.tool_choice).toEqual({ type: "auto", disable_parallel_tool_use: true });
     expect(standin.requests[0]!.body.system).toContain("exactly one action");
@@ -234,7 +281,9 @@ describe("predict: mapping through the wire", () => {
     expect(tool.configs.key).toEqual({ enabled: false });
     expect(tool.configs.left_click).toBeUndefined();
     expect(tool.configs.scroll).toBeUndefined();
-    expect(standin.requests[0]!.body.system).toMatch(/Only these kinds of action are allowed: clicking .*; scrolling\./);
+    expect(standin.requests[0]!.body.system).toMatch(
+      /Only these kinds of action are allowed: clicking .*; scrolling\./,
+    );
   });
 
   it("system prompt: system_prompt replaces the base prompt, instructions are appended, each cut at 16,000", async () => {
@@ -243,7 +292,9 @@ describe("predict: mapping through the wire", () => {
     const withBase = standin.requests[0]!.body.system as string;
     expect(withBase).toMatch(/^You operate a computer/);
     expect(withBase).toContain("Prefer keyboard shortcuts.");
-    await engine().predict(predictInput({ systemPrompt: `S${"a".repeat(20_000)}`, instructions: `I${"b".repeat(20_000)}` }));
+    await engine().predict(
+      predictInput({ systemPrompt: `S${"a".repeat(20_000)}`, instructions: `I${"b".repeat(20_000)}` }),
+    );
     const custom = standin.requests[1]!.body.system as string;
     expect(custom.startsWith("S")).toBe(true);
     expect(custom).not.toMatch(/You operate a computer/);
@@ -274,8 +325,19 @@ describe("predict: mapping through the wire", () => {
 describe("ground", () => {
   it("asks for a single left_click and returns its point and stated confidence", async () => {
     standin.enqueue(R.calls([{ action: "left_click", coordinate: [321, 123] }], "confidence=0.9"));
-    const out = await engine().ground({ screenshot: solidPng(1280, 800), description: "the Save button", cuaVersion: "v5" });
-    expect(out).toEqual({ found: true, x: 321, y: 123, bbox: null, confidence: 0.9, usage: { input_tokens: 1000, output_tokens: 50 } });
+    const out = await engine().ground({
+      screenshot: solidPng(1280, 800),
+      description: "the Save button",
+      cuaVersion: "v5",
+    });
+    expect(out).toEqual({
+      found: true,
+      x: 321,
+      y: 123,
+      bbox: null,
+      confidence: 0.9,
+      usage: { input_tokens: 1000, output_tokens: 50 },
+    });
     const req = standin.requests[0]!;
     expect(req.body.messages[0].content[1].text).toContain("the Save button");
     const configs = req.body.tools[0].configs;
@@ -291,13 +353,17 @@ describe("ground", () => {
 
   it("a non-click answer is GROUNDING_FAILED", async () => {
     standin.enqueue(R.calls([{ action: "type", text: "x" }]));
-    const err = await rejection(engine().ground({ screenshot: solidPng(1280, 800), description: "x", cuaVersion: "v5" }));
+    const err = await rejection(
+      engine().ground({ screenshot: solidPng(1280, 800), description: "x", cuaVersion: "v5" }),
+    );
     expect(err.code).toBe("GROUNDING_FAILED");
   });
 
   it("provider errors during ground keep their mapping", async () => {
     standin.enqueue(R.overloaded());
-    const err = await rejection(engine().ground({ screenshot: solidPng(1280, 800), description: "x", cuaVersion: "v5" }));
+    const err = await rejection(
+      engine().ground({ screenshot: solidPng(1280, 800), description: "x", cuaVersion: "v5" }),
+    );
     expect(err.code).toBe("UPSTREAM_UNAVAILABLE");
   });
 });
@@ -305,7 +371,9 @@ describe("ground", () => {
 describe("errors", () => {
   it("a wrong key is LLM_KEY_INVALID (422) and never echoes the key", async () => {
     const bad = "sk-ant-api03-WRONG-key-abcdefghijkl";
-    const err = await rejection(createAnthropicEngine({ apiKey: bad, baseURL: standin.url, maxRetries: 0 }).predict(predictInput()));
+    const err = await rejection(
+      createAnthropicEngine({ apiKey: bad, baseURL: standin.url, maxRetries: 0 }).predict(predictInput()),
+    );
     expect(err.code).toBe("LLM_KEY_INVALID");
     expect(err.status).toBe(422);
     expect(JSON.stringify({ m: err.message, e: err.extras })).not.toContain(bad);
@@ -313,13 +381,22 @@ describe("errors", () => {
 
   it("a rejected managed key is UPSTREAM_UNAVAILABLE, not the caller's fault", async () => {
     const err = await rejection(
-      createAnthropicEngine({ apiKey: "sk-ant-wrong", baseURL: standin.url, maxRetries: 0, keySource: "managed" }).predict(predictInput()),
+      createAnthropicEngine({
+        apiKey: "sk-ant-wrong",
+        baseURL: standin.url,
+        maxRetries: 0,
+        keySource: "managed",
+      }).predict(predictInput()),
     );
     expect(err.code).toBe("UPSTREAM_UNAVAILABLE");
   });
 
   it.each([
-    ["403 permission_error", R.error(403, "permission_error", "Your API key does not have permission"), "LLM_KEY_INVALID"],
+    [
+      "403 permission_error",
+      R.error(403, "permission_error", "Your API key does not have permission"),
+      "LLM_KEY_INVALID",
+    ],
     ["402 billing_error", R.error(402, "billing_error", "Your credit balance is too low"), "LLM_KEY_INVALID"],
     ["429 rate_limit_error", R.rateLimited("7"), "UPSTREAM_UNAVAILABLE"],
     ["500 api_error", R.serverError(), "UPSTREAM_UNAVAILABLE"],
@@ -358,7 +435,9 @@ describe("errors", () => {
     const dead = await startAnthropicStandin({ apiKey: KEY });
     const url = dead.url;
     await dead.close();
-    const err = await rejection(createAnthropicEngine({ apiKey: KEY, baseURL: url, maxRetries: 0 }).predict(predictInput()));
+    const err = await rejection(
+      createAnthropicEngine({ apiKey: KEY, baseURL: url, maxRetries: 0 }).predict(predictInput()),
+    );
     expect(err.code).toBe("UPSTREAM_UNAVAILABLE");
   });
 

@@ -1,7 +1,7 @@
 // Screenshots for the provider tests, built without any image library.
 import { deflateSync } from "node:zlib";
-import type { DecodedImage, PredictInput } from "../../src/engines/types.ts";
 import { encodePng } from "../../src/engines/providers/png.ts";
+import type { DecodedImage, PredictInput } from "../../src/engines/types.ts";
 
 /** A solid-colour PNG of the given size. */
 export function solidPng(width: number, height: number, rgb: [number, number, number] = [236, 239, 244]): DecodedImage {
@@ -12,7 +12,11 @@ export function solidPng(width: number, height: number, rgb: [number, number, nu
 
 /** Bytes that start like a JPEG (enough for the stand-ins, which only sniff the magic number). */
 export function jpegStub(width: number, height: number): DecodedImage {
-  const bytes = Buffer.concat([Buffer.from([0xff, 0xd8, 0xff, 0xe0, 0, 16]), Buffer.from("JFIF\0"), Buffer.alloc(64, 7)]);
+  const bytes = Buffer.concat([
+    Buffer.from([0xff, 0xd8, 0xff, 0xe0, 0, 16]),
+    Buffer.from("JFIF\0"),
+    Buffer.alloc(64, 7),
+  ]);
   return { bytes, mime: "image/jpeg", width, height };
 }
 

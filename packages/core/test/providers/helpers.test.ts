@@ -1,9 +1,19 @@
 // Pure helpers of the provider engines: key spellings, batch rules, PNG codec and fitting, prompts, model table.
 import { describe, expect, it } from "vitest";
-import { anthropicImageLimits, anthropicToolVersion, ANTHROPIC_TOOL_BETA } from "../../src/engines/providers/anthropic-models.ts";
+import {
+  ANTHROPIC_TOOL_BETA,
+  anthropicImageLimits,
+  anthropicToolVersion,
+} from "../../src/engines/providers/anthropic-models.ts";
 import { finalizeBatch, stopNote } from "../../src/engines/providers/batch.ts";
 import { fitSize, prepareImage, toCallerSpace, toModelSpace } from "../../src/engines/providers/image-fit.ts";
-import { canonicalKey, parseHoldKeys, parseXdotoolKeys, toOpenAIKey, toXdotoolKey } from "../../src/engines/providers/keys.ts";
+import {
+  canonicalKey,
+  parseHoldKeys,
+  parseXdotoolKeys,
+  toOpenAIKey,
+  toXdotoolKey,
+} from "../../src/engines/providers/keys.ts";
 import { openaiToolFor } from "../../src/engines/providers/openai-engine.ts";
 import { decodePng, downscale, encodePng } from "../../src/engines/providers/png.ts";
 import {
@@ -97,16 +107,40 @@ describe("finalizeBatch", () => {
   });
 
   it("stops at an observation without a note", () => {
-    const b = finalizeBatch([{ kind: "observe", source: "screenshot" }, { kind: "actions", source: "a", actions: [click(1, 1)] }], limits);
+    const b = finalizeBatch(
+      [
+        { kind: "observe", source: "screenshot" },
+        { kind: "actions", source: "a", actions: [click(1, 1)] },
+      ],
+      limits,
+    );
     expect(b.actions).toEqual([]);
     expect(stopNote(b)).toBeUndefined();
   });
 
   it("enforces the tools filter, schema and max_actions", () => {
-    expect(finalizeBatch([{ kind: "actions", source: "t", actions: [{ action_type: "type_text", params: { text: "x" } }] }], { ...limits, tools: ["click"] }).stoppedBy?.reason).toMatch(/not among the allowed tools \(click\)/);
-    expect(finalizeBatch([{ kind: "actions", source: "t", actions: [{ action_type: "type_text", params: { text: "" } }] }], limits).stoppedBy?.reason).toMatch(/invalid type_text/);
-    expect(finalizeBatch([{ kind: "actions", source: "k", actions: [{ action_type: "key_combo", params: { keys: ["ctrl", "ctrl"] } }] }], limits).stoppedBy?.kind).toBe("refused");
-    const many = finalizeBatch([{ kind: "actions", source: "m", actions: [click(1, 1), click(2, 2), click(3, 3), click(4, 4)] }], limits);
+    expect(
+      finalizeBatch(
+        [{ kind: "actions", source: "t", actions: [{ action_type: "type_text", params: { text: "x" } }] }],
+        { ...limits, tools: ["click"] },
+      ).stoppedBy?.reason,
+    ).toMatch(/not among the allowed tools \(click\)/);
+    expect(
+      finalizeBatch(
+        [{ kind: "actions", source: "t", actions: [{ action_type: "type_text", params: { text: "" } }] }],
+        limits,
+      ).stoppedBy?.reason,
+    ).toMatch(/invalid type_text/);
+    expect(
+      finalizeBatch(
+        [{ kind: "actions", source: "k", actions: [{ action_type: "key_combo", params: { keys: ["ctrl", "ctrl"] } }] }],
+        limits,
+      ).stoppedBy?.kind,
+    ).toBe("refused");
+    const many = finalizeBatch(
+      [{ kind: "actions", source: "m", actions: [click(1, 1), click(2, 2), click(3, 3), click(4, 4)] }],
+      limits,
+    );
     expect(many.actions).toHaveLength(3);
     expect(many.stoppedBy?.kind).toBe("max_actions");
   });
@@ -178,7 +212,13 @@ describe("prompts", () => {
   });
 
   it("system prompt replaces the base prompt; the protocol always follows", () => {
-    const s = assemblePredictSystem({ systemPrompt: "Be terse.", instructions: "Use the keyboard.", maxActions: 2, width: 10, height: 20 });
+    const s = assemblePredictSystem({
+      systemPrompt: "Be terse.",
+      instructions: "Use the keyboard.",
+      maxActions: 2,
+      width: 10,
+      height: 20,
+    });
     expect(s.split("\n\n")[0]).toBe("Be terse.");
     expect(s).toContain("Use the keyboard.");
     expect(s).toContain("at most 2 actions");

@@ -1,9 +1,9 @@
 // The OpenAI engine end to end: the real openai SDK (Responses API) against the OpenAI stand-in.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { CoreError } from "../../src/errors.ts";
 import { createOpenAIEngine, type OpenAIEngineOptions } from "../../src/engines/providers/openai-engine.ts";
-import { bearerOf, type OpenAIStandin, openaiReplies as R, startOpenAIStandin } from "./standins/openai-standin.ts";
+import { CoreError } from "../../src/errors.ts";
 import { predictInput, solidPng } from "./fixtures.ts";
+import { bearerOf, type OpenAIStandin, openaiReplies as R, startOpenAIStandin } from "./standins/openai-standin.ts";
 
 const KEY = "sk-proj-standin-openai-key-abcdefghijklmnop";
 let standin: OpenAIStandin;
@@ -59,7 +59,9 @@ describe.each([
       expect(req.body.tools).toEqual([{ type: "computer" }]);
       expect(req.body.truncation).toBeUndefined();
     } else {
-      expect(req.body.tools).toEqual([{ type: "computer_use_preview", display_width: 1280, display_height: 800, environment: "linux" }]);
+      expect(req.body.tools).toEqual([
+        { type: "computer_use_preview", display_width: 1280, display_height: 800, environment: "linux" },
+      ]);
       expect(req.body.truncation).toBe("auto");
     }
     const [msg] = req.body.input;
@@ -115,7 +117,11 @@ describe.each([
         { type: "scroll", x: 5, y: 6, scroll_x: 0, scroll_y: 300 },
       ]);
       expect(calls[1].actions).toEqual([{ type: "keypress", keys: ["ENTER"] }]);
-      expect(outputs[0].output).toEqual({ type: "computer_screenshot", image_url: `data:image/png;base64,${s1.bytes.toString("base64")}`, detail: "original" });
+      expect(outputs[0].output).toEqual({
+        type: "computer_screenshot",
+        image_url: `data:image/png;base64,${s1.bytes.toString("base64")}`,
+        detail: "original",
+      });
     } else {
       expect(calls).toHaveLength(3);
       expect(calls[0].action).toEqual({ type: "click", button: "left", x: 10, y: 20 });
@@ -132,20 +138,66 @@ describe.each([
 
 describe("predict: mapping through the wire", () => {
   const CASES: { action: Record<string, unknown>; want: unknown[] }[] = [
-    { action: { type: "click", button: "right", x: 3, y: 4 }, want: [{ action_type: "click", params: { x: 3, y: 4, button: "right", clicks: 1 } }] },
-    { action: { type: "click", button: "wheel", x: 3, y: 4 }, want: [{ action_type: "click", params: { x: 3, y: 4, button: "middle", clicks: 1 } }] },
-    { action: { type: "click", button: "back", x: 3, y: 4 }, want: [{ action_type: "key_combo", params: { keys: ["alt", "left"] } }] },
-    { action: { type: "click", button: "forward", x: 3, y: 4 }, want: [{ action_type: "key_combo", params: { keys: ["alt", "right"] } }] },
-    { action: { type: "click", button: "left", x: 3, y: 4, keys: ["SHIFT"] }, want: [{ action_type: "click", params: { x: 3, y: 4, button: "left", clicks: 1, hold_keys: ["shift"] } }] },
-    { action: { type: "double_click", x: 3, y: 4, keys: null }, want: [{ action_type: "click", params: { x: 3, y: 4, button: "left", clicks: 2 } }] },
-    { action: { type: "drag", path: [{ x: 1, y: 1 }, { x: 50, y: 50 }, { x: 90, y: 80 }] }, want: [{ action_type: "drag", params: { x1: 1, y1: 1, x2: 90, y2: 80, button: "left" } }] },
-    { action: { type: "keypress", keys: ["ENTER"] }, want: [{ action_type: "key_press", params: { keys: ["enter"] } }] },
-    { action: { type: "keypress", keys: ["CTRL", "ALT", "T"] }, want: [{ action_type: "key_combo", params: { keys: ["ctrl", "alt", "t"] } }] },
-    { action: { type: "keypress", keys: ["ArrowDown"] }, want: [{ action_type: "key_press", params: { keys: ["down"] } }] },
+    {
+      action: { type: "click", button: "right", x: 3, y: 4 },
+      want: [{ action_type: "click", params: { x: 3, y: 4, button: "right", clicks: 1 } }],
+    },
+    {
+      action: { type: "click", button: "wheel", x: 3, y: 4 },
+      want: [{ action_type: "click", params: { x: 3, y: 4, button: "middle", clicks: 1 } }],
+    },
+    {
+      action: { type: "click", button: "back", x: 3, y: 4 },
+      want: [{ action_type: "key_combo", params: { keys: ["alt", "left"] } }],
+    },
+    {
+      action: { type: "click", button: "forward", x: 3, y: 4 },
+      want: [{ action_type: "key_combo", params: { keys: ["alt", "right"] } }],
+    },
+    {
+      action: { type: "click", button: "left", x: 3, y: 4, keys: ["SHIFT"] },
+      want: [{ action_type: "click", params: { x: 3, y: 4, button: "left", clicks: 1, hold_keys: ["shift"] } }],
+    },
+    {
+      action: { type: "double_click", x: 3, y: 4, keys: null },
+      want: [{ action_type: "click", params: { x: 3, y: 4, button: "left", clicks: 2 } }],
+    },
+    {
+      action: {
+        type: "drag",
+        path: [
+          { x: 1, y: 1 },
+          { x: 50, y: 50 },
+          { x: 90, y: 80 },
+        ],
+      },
+      want: [{ action_type: "drag", params: { x1: 1, y1: 1, x2: 90, y2: 80, button: "left" } }],
+    },
+    {
+      action: { type: "keypress", keys: ["ENTER"] },
+      want: [{ action_type: "key_press", params: { keys: ["enter"] } }],
+    },
+    {
+      action: { type: "keypress", keys: ["CTRL", "ALT", "T"] },
+      want: [{ action_type: "key_combo", params: { keys: ["ctrl", "alt", "t"] } }],
+    },
+    {
+      action: { type: "keypress", keys: ["ArrowDown"] },
+      want: [{ action_type: "key_press", params: { keys: ["down"] } }],
+    },
     { action: { type: "move", x: 640, y: 400 }, want: [{ action_type: "move", params: { x: 640, y: 400 } }] },
-    { action: { type: "scroll", x: 640, y: 400, scroll_x: 0, scroll_y: 300 }, want: [{ action_type: "scroll", params: { clicks: -3, direction: "vertical", x: 640, y: 400 } }] },
-    { action: { type: "scroll", x: 640, y: 400, scroll_x: 0, scroll_y: -40 }, want: [{ action_type: "scroll", params: { clicks: 1, direction: "vertical", x: 640, y: 400 } }] },
-    { action: { type: "scroll", x: 640, y: 400, scroll_x: -250, scroll_y: 0 }, want: [{ action_type: "scroll", params: { clicks: -3, direction: "horizontal", x: 640, y: 400 } }] },
+    {
+      action: { type: "scroll", x: 640, y: 400, scroll_x: 0, scroll_y: 300 },
+      want: [{ action_type: "scroll", params: { clicks: -3, direction: "vertical", x: 640, y: 400 } }],
+    },
+    {
+      action: { type: "scroll", x: 640, y: 400, scroll_x: 0, scroll_y: -40 },
+      want: [{ action_type: "scroll", params: { clicks: 1, direction: "vertical", x: 640, y: 400 } }],
+    },
+    {
+      action: { type: "scroll", x: 640, y: 400, scroll_x: -250, scroll_y: 0 },
+      want: [{ action_type: "scroll", params: { clicks: -3, direction: "horizontal", x: 640, y: 400 } }],
+    },
     {
       action: { type: "scroll", x: 640, y: 400, scroll_x: 100, scroll_y: 100 },
       want: [
@@ -169,10 +221,17 @@ describe("predict: mapping through the wire", () => {
 
   it("pending safety checks are surfaced, never dropped", async () => {
     standin.enqueue(
-      R.safety([{ type: "click", button: "left", x: 9, y: 9 }], [
-        { id: "cu_sc_1", code: "malicious_instructions", message: "The page contains instructions that may be a prompt injection." },
-        { id: "cu_sc_2", code: "sensitive_domain", message: "You are on a banking site." },
-      ]),
+      R.safety(
+        [{ type: "click", button: "left", x: 9, y: 9 }],
+        [
+          {
+            id: "cu_sc_1",
+            code: "malicious_instructions",
+            message: "The page contains instructions that may be a prompt injection.",
+          },
+          { id: "cu_sc_2", code: "sensitive_domain", message: "You are on a banking site." },
+        ],
+      ),
     );
     const out = await engine().predict(predictInput());
     expect(out.actions).toHaveLength(1);
@@ -183,23 +242,39 @@ describe("predict: mapping through the wire", () => {
   });
 
   it("safety checks stay visible with the preview tool too", async () => {
-    standin.enqueue(R.safety([{ type: "click", button: "left", x: 9, y: 9 }], [{ id: "cu_sc_3", code: "irrelevant_domain", message: "Off-task site." }]));
+    standin.enqueue(
+      R.safety(
+        [{ type: "click", button: "left", x: 9, y: 9 }],
+        [{ id: "cu_sc_3", code: "irrelevant_domain", message: "Off-task site." }],
+      ),
+    );
     const out = await engine({ model: "computer-use-preview" }).predict(predictInput());
     expect(out.safety_checks).toEqual([{ code: "irrelevant_domain", message: "Off-task site." }]);
   });
 
   it("text without a call is done; FAIL: is fail; a refusal is fail and a safety check", async () => {
     standin.enqueue(R.text("The form is submitted."), R.text("FAIL: captcha"), R.refusal("I can't help with that."));
-    expect(await engine().predict(predictInput())).toMatchObject({ status: "done", actions: [{ action_type: "done", params: {} }] });
-    expect(await engine().predict(predictInput())).toMatchObject({ status: "fail", actions: [{ action_type: "fail", params: { message: "captcha" } }] });
+    expect(await engine().predict(predictInput())).toMatchObject({
+      status: "done",
+      actions: [{ action_type: "done", params: {} }],
+    });
+    expect(await engine().predict(predictInput())).toMatchObject({
+      status: "fail",
+      actions: [{ action_type: "fail", params: { message: "captcha" } }],
+    });
     const refused = await engine().predict(predictInput());
     expect(refused.status).toBe("fail");
     expect(refused.safety_checks).toEqual([{ code: "openai_refusal", message: "I can't help with that." }]);
   });
 
   it("malformed or unmappable actions are PREDICTION_FAILED", async () => {
-    standin.enqueue(R.calls([{ type: "click", button: "left", x: "ten", y: 3 }]), R.calls([{ type: "drag", path: [{ x: 1, y: 1 }] }]), R.calls([{ type: "teleport" }]));
-    for (let i = 0; i < 3; i++) expect((await rejection(engine().predict(predictInput()))).code).toBe("PREDICTION_FAILED");
+    standin.enqueue(
+      R.calls([{ type: "click", button: "left", x: "ten", y: 3 }]),
+      R.calls([{ type: "drag", path: [{ x: 1, y: 1 }] }]),
+      R.calls([{ type: "teleport" }]),
+    );
+    for (let i = 0; i < 3; i++)
+      expect((await rejection(engine().predict(predictInput()))).code).toBe("PREDICTION_FAILED");
   });
 
   it("an incomplete response without a call is PREDICTION_FAILED", async () => {
@@ -210,7 +285,13 @@ describe("predict: mapping through the wire", () => {
   });
 
   it("max_actions truncates the batch; the tools filter refuses excluded actions", async () => {
-    standin.enqueue(R.calls([{ type: "move", x: 1, y: 1 }, { type: "click", button: "left", x: 1, y: 1 }, { type: "type", text: "a" }]));
+    standin.enqueue(
+      R.calls([
+        { type: "move", x: 1, y: 1 },
+        { type: "click", button: "left", x: 1, y: 1 },
+        { type: "type", text: "a" },
+      ]),
+    );
     const out = await engine().predict(predictInput({ maxActions: 2 }));
     expect(out.actions.map((a) => a.action_type)).toEqual(["move", "click"]);
     standin.enqueue(R.calls([{ type: "type", text: "a" }]));
@@ -223,26 +304,43 @@ describe("predict: mapping through the wire", () => {
 describe("ground", () => {
   it("returns the click point", async () => {
     standin.enqueue(R.calls([{ type: "click", button: "left", x: 500, y: 60 }], { text: "confidence=0.75" }));
-    const out = await engine().ground({ screenshot: solidPng(1280, 800), description: "the Submit button", cuaVersion: "v5" });
-    expect(out).toEqual({ found: true, x: 500, y: 60, bbox: null, confidence: 0.75, usage: { input_tokens: 2000, output_tokens: 60 } });
+    const out = await engine().ground({
+      screenshot: solidPng(1280, 800),
+      description: "the Submit button",
+      cuaVersion: "v5",
+    });
+    expect(out).toEqual({
+      found: true,
+      x: 500,
+      y: 60,
+      bbox: null,
+      confidence: 0.75,
+      usage: { input_tokens: 2000, output_tokens: 60 },
+    });
     expect(standin.requests[0]!.body.input[0].content[0].text).toContain("the Submit button");
   });
 
   it("found=false without a click", async () => {
     standin.enqueue(R.text("NOT_FOUND"));
-    expect(await engine().ground({ screenshot: solidPng(1280, 800), description: "x", cuaVersion: "v5" })).toMatchObject({ found: false, x: null, y: null });
+    expect(
+      await engine().ground({ screenshot: solidPng(1280, 800), description: "x", cuaVersion: "v5" }),
+    ).toMatchObject({ found: false, x: null, y: null });
   });
 
   it("a non-pointing answer is GROUNDING_FAILED", async () => {
     standin.enqueue(R.calls([{ type: "type", text: "x" }]));
-    expect((await rejection(engine().ground({ screenshot: solidPng(1280, 800), description: "x", cuaVersion: "v5" }))).code).toBe("GROUNDING_FAILED");
+    expect(
+      (await rejection(engine().ground({ screenshot: solidPng(1280, 800), description: "x", cuaVersion: "v5" }))).code,
+    ).toBe("GROUNDING_FAILED");
   });
 });
 
 describe("errors", () => {
   it("a wrong key is LLM_KEY_INVALID and the masked key OpenAI echoes is not passed on", async () => {
     const bad = "sk-proj-WRONGWRONGWRONGWRONG-1234";
-    const err = await rejection(createOpenAIEngine({ apiKey: bad, baseURL: `${standin.url}/v1`, maxRetries: 0 }).predict(predictInput()));
+    const err = await rejection(
+      createOpenAIEngine({ apiKey: bad, baseURL: `${standin.url}/v1`, maxRetries: 0 }).predict(predictInput()),
+    );
     expect(err.code).toBe("LLM_KEY_INVALID");
     const shown = JSON.stringify({ m: err.message, e: err.extras });
     expect(shown).not.toContain(bad);
@@ -251,7 +349,11 @@ describe("errors", () => {
   });
 
   it.each([
-    ["403", R.error(403, "invalid_request_error", "unsupported_country_region_territory", "Country not supported"), "LLM_KEY_INVALID"],
+    [
+      "403",
+      R.error(403, "invalid_request_error", "unsupported_country_region_territory", "Country not supported"),
+      "LLM_KEY_INVALID",
+    ],
     ["429 insufficient_quota", R.quota(), "LLM_KEY_INVALID"],
     ["429 rate limit", R.rateLimited("3"), "UPSTREAM_UNAVAILABLE"],
     ["500", R.serverError(500), "UPSTREAM_UNAVAILABLE"],
@@ -284,7 +386,12 @@ describe("errors", () => {
 
   it("a managed key rejected upstream is UPSTREAM_UNAVAILABLE", async () => {
     const err = await rejection(
-      createOpenAIEngine({ apiKey: "sk-wrong-managed-key-0000", baseURL: `${standin.url}/v1`, maxRetries: 0, keySource: "managed" }).predict(predictInput()),
+      createOpenAIEngine({
+        apiKey: "sk-wrong-managed-key-0000",
+        baseURL: `${standin.url}/v1`,
+        maxRetries: 0,
+        keySource: "managed",
+      }).predict(predictInput()),
     );
     expect(err.code).toBe("UPSTREAM_UNAVAILABLE");
   });

@@ -22,14 +22,13 @@
 //   hold_key, modified scroll               unsupported
 import { type Action, WAIT_MAX_SECONDS } from "../../actions/action.ts";
 import type { MappedStep, ProposedAction } from "./batch.ts";
-import type { Point } from "./pointer.ts";
 import { parseHoldKeys, parseXdotoolKeys, toXdotoolKey } from "./keys.ts";
+import type { Point } from "./pointer.ts";
 
 export interface AnthropicComputerCall {
   action: string;
   input: Record<string, unknown>;
 }
-
 
 export interface FromAnthropicContext {
   /** model space -> caller space */
@@ -96,7 +95,12 @@ export function fromAnthropicCalls(calls: AnthropicComputerCall[], ctx: FromAnth
         steps.push({
           kind: "actions",
           source: action,
-          actions: [{ action_type: "click", params: withHold({ x: at.x, y: at.y, button: click.button, clicks: click.clicks }, hold) }],
+          actions: [
+            {
+              action_type: "click",
+              params: withHold({ x: at.x, y: at.y, button: click.button, clicks: click.clicks }, hold),
+            },
+          ],
         });
       }
       continue;
@@ -117,7 +121,8 @@ export function fromAnthropicCalls(calls: AnthropicComputerCall[], ctx: FromAnth
         const start = pointOrCursor(input.start_coordinate);
         const hold = parseHoldKeys(input.text as string | undefined);
         if (!end || start === "invalid") steps.push(unsupported(action, "coordinates are not [x, y] pairs of numbers"));
-        else if (start === "missing") steps.push(unsupported(action, "no start_coordinate and the pointer position is unknown"));
+        else if (start === "missing")
+          steps.push(unsupported(action, "no start_coordinate and the pointer position is unknown"));
         else if (hold === null) steps.push(unsupported(action, `unknown modifier keys "${String(input.text)}"`));
         else {
           const to = ctx.toCaller(end);
@@ -125,7 +130,12 @@ export function fromAnthropicCalls(calls: AnthropicComputerCall[], ctx: FromAnth
           steps.push({
             kind: "actions",
             source: action,
-            actions: [{ action_type: "drag", params: withHold({ x1: start.x, y1: start.y, x2: to.x, y2: to.y, button: "left" }, hold) }],
+            actions: [
+              {
+                action_type: "drag",
+                params: withHold({ x1: start.x, y1: start.y, x2: to.x, y2: to.y, button: "left" }, hold),
+              },
+            ],
           });
         }
         break;
@@ -142,7 +152,9 @@ export function fromAnthropicCalls(calls: AnthropicComputerCall[], ctx: FromAnth
           j++;
         }
         if (from === "invalid" || from === "missing" || !to || calls[j]?.action !== "left_mouse_up") {
-          steps.push(unsupported(action, "a mouse-button hold is only supported as a complete press, move and release"));
+          steps.push(
+            unsupported(action, "a mouse-button hold is only supported as a complete press, move and release"),
+          );
           break;
         }
         steps.push({
@@ -159,7 +171,11 @@ export function fromAnthropicCalls(calls: AnthropicComputerCall[], ctx: FromAnth
           steps.push(unsupported(action, "text is missing"));
           break;
         }
-        steps.push({ kind: "actions", source: action, actions: [{ action_type: "type_text", params: { text: input.text } }] });
+        steps.push({
+          kind: "actions",
+          source: action,
+          actions: [{ action_type: "type_text", params: { text: input.text } }],
+        });
         break;
       }
       case "key": {
@@ -194,7 +210,10 @@ export function fromAnthropicCalls(calls: AnthropicComputerCall[], ctx: FromAnth
         } else {
           const vertical = dir === "up" || dir === "down";
           const sign = dir === "up" || dir === "right" ? 1 : -1;
-          const params: Record<string, unknown> = { clicks: sign * amount, direction: vertical ? "vertical" : "horizontal" };
+          const params: Record<string, unknown> = {
+            clicks: sign * amount,
+            direction: vertical ? "vertical" : "horizontal",
+          };
           if (at) {
             const p = input.coordinate === undefined || input.coordinate === null ? at : ctx.toCaller(at);
             params.x = p.x;

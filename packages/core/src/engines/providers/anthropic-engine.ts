@@ -31,8 +31,8 @@ import {
 import { finalizeBatch, stopNote } from "./batch.ts";
 import { callScope, rethrowCallerAbort } from "./deadline.ts";
 import { type KeySource, mapProviderError, outputError } from "./errors.ts";
-import { type Point, pointerAfter } from "./pointer.ts";
 import { type ImageLimits, type PreparedImage, prepareImage, toCallerSpace, toModelSpace } from "./image-fit.ts";
+import { type Point, pointerAfter } from "./pointer.ts";
 import {
   assemblePredictSystem,
   BASE_GROUND_PROMPT,
@@ -147,7 +147,11 @@ export function createAnthropicEngine(options: AnthropicEngineOptions): Engine {
     return block;
   }
 
-  function computerTool(current: PreparedImage, allowed: string[] | undefined, usedMembers: Set<string>): BetaToolUnion {
+  function computerTool(
+    current: PreparedImage,
+    allowed: string[] | undefined,
+    usedMembers: Set<string>,
+  ): BetaToolUnion {
     if (!isToolset) {
       return {
         type: toolVersion,
@@ -160,7 +164,8 @@ export function createAnthropicEngine(options: AnthropicEngineOptions): Engine {
     for (const member of TOOLSET_ALWAYS_OFF) configs[member] = { enabled: false };
     if (allowed) {
       for (const [member, produces] of Object.entries(MEMBER_ACTIONS)) {
-        if (!produces.some((t) => allowed.includes(t)) && !usedMembers.has(member)) configs[member] = { enabled: false };
+        if (!produces.some((t) => allowed.includes(t)) && !usedMembers.has(member))
+          configs[member] = { enabled: false };
       }
     }
     return { type: "computer_toolset_20260801", configs } as BetaToolUnion;
@@ -172,7 +177,8 @@ export function createAnthropicEngine(options: AnthropicEngineOptions): Engine {
     for (const block of msg.content) {
       if (block.type !== "tool_use") continue;
       const b = block as { name: string; input: unknown; toolset_name?: string | null };
-      const input = b.input && typeof b.input === "object" && !Array.isArray(b.input) ? (b.input as Record<string, unknown>) : null;
+      const input =
+        b.input && typeof b.input === "object" && !Array.isArray(b.input) ? (b.input as Record<string, unknown>) : null;
       if (!input) {
         calls.push({ action: b.toolset_name === TOOLSET ? b.name : "(malformed input)", input: {} });
       } else if (b.toolset_name === TOOLSET) {
@@ -237,7 +243,9 @@ export function createAnthropicEngine(options: AnthropicEngineOptions): Engine {
         messages.push({ role: "user", content: [...after, { type: "text", text: "Continue with the task." }] });
       } else {
         const results = ids.map((id, j) =>
-          j === ids.length - 1 ? toolResultBlock(id, after as BetaToolResultBlockParam["content"]) : toolResultBlock(id),
+          j === ids.length - 1
+            ? toolResultBlock(id, after as BetaToolResultBlockParam["content"])
+            : toolResultBlock(id),
         );
         messages.push({ role: "user", content: results });
       }
@@ -277,12 +285,23 @@ export function createAnthropicEngine(options: AnthropicEngineOptions): Engine {
       );
     } catch (err) {
       rethrowCallerAbort(scope);
-      throw mapProviderError(err, { provider: "anthropic", operation: "predict", keySource, apiKey: options.apiKey, deadline: scope.deadline });
+      throw mapProviderError(err, {
+        provider: "anthropic",
+        operation: "predict",
+        keySource,
+        apiKey: options.apiKey,
+        deadline: scope.deadline,
+      });
     }
     return interpretPredict(msg, input, current, conversation.cursor);
   }
 
-  function interpretPredict(msg: BetaMessage, input: PredictInput, current: PreparedImage, cursor?: Point): PredictOutput {
+  function interpretPredict(
+    msg: BetaMessage,
+    input: PredictInput,
+    current: PreparedImage,
+    cursor?: Point,
+  ): PredictOutput {
     const usage = usageOf(msg);
     const text = textOf(msg);
     const servedModel = msg.model ?? model;
@@ -303,7 +322,8 @@ export function createAnthropicEngine(options: AnthropicEngineOptions): Engine {
 
     const { calls, foreign } = callsFrom(msg);
     if (calls.length === 0) {
-      if (foreign.length > 0) throw outputError("predict", "anthropic", `it called unknown tools: ${foreign.join(", ")}`);
+      if (foreign.length > 0)
+        throw outputError("predict", "anthropic", `it called unknown tools: ${foreign.join(", ")}`);
       if (msg.stop_reason === "max_tokens" || msg.stop_reason === "model_context_window_exceeded") {
         throw outputError("predict", "anthropic", `the answer was cut off (${msg.stop_reason})`);
       }
@@ -344,9 +364,11 @@ export function createAnthropicEngine(options: AnthropicEngineOptions): Engine {
         ? ({
             type: "computer_toolset_20260801",
             configs: Object.fromEntries(
-              [...TOOLSET_ALWAYS_OFF, ...Object.keys(MEMBER_ACTIONS).filter((m) => m !== "left_click"), "screenshot"].map(
-                (m) => [m, { enabled: false }],
-              ),
+              [
+                ...TOOLSET_ALWAYS_OFF,
+                ...Object.keys(MEMBER_ACTIONS).filter((m) => m !== "left_click"),
+                "screenshot",
+              ].map((m) => [m, { enabled: false }]),
             ),
           } as BetaToolUnion)
         : computerTool(current, undefined, new Set());
@@ -358,7 +380,10 @@ export function createAnthropicEngine(options: AnthropicEngineOptions): Engine {
           messages: [
             {
               role: "user",
-              content: [imageBlock(current), { type: "text", text: groundInstruction(input.description, current.width, current.height) }],
+              content: [
+                imageBlock(current),
+                { type: "text", text: groundInstruction(input.description, current.width, current.height) },
+              ],
             },
           ],
           tools: [tool],
@@ -369,7 +394,13 @@ export function createAnthropicEngine(options: AnthropicEngineOptions): Engine {
       );
     } catch (err) {
       rethrowCallerAbort(scope);
-      throw mapProviderError(err, { provider: "anthropic", operation: "ground", keySource, apiKey: options.apiKey, deadline: scope.deadline });
+      throw mapProviderError(err, {
+        provider: "anthropic",
+        operation: "ground",
+        keySource,
+        apiKey: options.apiKey,
+        deadline: scope.deadline,
+      });
     }
     return interpretGround(msg, input.screenshot, current);
   }
@@ -385,7 +416,11 @@ export function createAnthropicEngine(options: AnthropicEngineOptions): Engine {
     const pointing = calls.find((c) => Array.isArray(c.input.coordinate));
     if (!pointing) {
       if (calls.length === 0 && (isNotFoundText(text) || msg.stop_reason === "end_turn")) return notFound;
-      throw outputError("ground", "anthropic", calls.length > 0 ? `it answered with ${calls[0]?.action} instead of a click` : "no click and no answer");
+      throw outputError(
+        "ground",
+        "anthropic",
+        calls.length > 0 ? `it answered with ${calls[0]?.action} instead of a click` : "no click and no answer",
+      );
     }
     const [mx, my] = pointing.input.coordinate as unknown[];
     if (typeof mx !== "number" || typeof my !== "number" || !Number.isFinite(mx) || !Number.isFinite(my)) {
@@ -393,7 +428,11 @@ export function createAnthropicEngine(options: AnthropicEngineOptions): Engine {
     }
     const p = toCallerSpace(current, mx, my);
     if (p.x < 0 || p.y < 0 || p.x >= original.width || p.y >= original.height) {
-      throw outputError("ground", "anthropic", `the click (${p.x}, ${p.y}) is outside the ${original.width}x${original.height} screenshot`);
+      throw outputError(
+        "ground",
+        "anthropic",
+        `the click (${p.x}, ${p.y}) is outside the ${original.width}x${original.height} screenshot`,
+      );
     }
     return {
       found: true,

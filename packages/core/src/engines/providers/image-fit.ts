@@ -49,7 +49,14 @@ export function prepareImage(img: DecodedImage, limits: ImageLimits): PreparedIm
   const raster = decodePng(img.bytes);
   if (!raster || raster.width !== img.width || raster.height !== img.height) return same;
   const small = downscale(raster, target.width, target.height);
-  return { ...same, bytes: encodePng(small), mime: "image/png", width: target.width, height: target.height, resized: true };
+  return {
+    ...same,
+    bytes: encodePng(small),
+    mime: "image/png",
+    width: target.width,
+    height: target.height,
+    resized: true,
+  };
 }
 
 const clamp = (v: number, size: number) => Math.min(size - 1, Math.max(0, v));

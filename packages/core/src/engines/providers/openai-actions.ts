@@ -34,7 +34,6 @@ export interface OpenAIComputerAction {
   [field: string]: unknown;
 }
 
-
 function num(v: unknown): number | null {
   return typeof v === "number" && Number.isFinite(v) ? v : null;
 }
@@ -62,7 +61,10 @@ export function scrollClicks(pixels: number): number {
 }
 
 /** Maps the actions of one response in order. `toCaller` converts model-space points (identity for OpenAI). */
-export function fromOpenAIActions(actions: OpenAIComputerAction[], toCaller: (p: Point) => Point = (p) => p): MappedStep[] {
+export function fromOpenAIActions(
+  actions: OpenAIComputerAction[],
+  toCaller: (p: Point) => Point = (p) => p,
+): MappedStep[] {
   const steps: MappedStep[] = [];
   const act = (source: string, ...list: ProposedAction[]): MappedStep => ({ kind: "actions", source, actions: list });
   const unsupported = (source: string, reason: string): MappedStep => ({ kind: "unsupported", source, reason });
@@ -81,7 +83,9 @@ export function fromOpenAIActions(actions: OpenAIComputerAction[], toCaller: (p:
         const hold = holdKeys(a.keys);
         const button = type === "double_click" ? "left" : a.button;
         if (button === "back" || button === "forward") {
-          steps.push(act(type, { action_type: "key_combo", params: { keys: ["alt", button === "back" ? "left" : "right"] } }));
+          steps.push(
+            act(type, { action_type: "key_combo", params: { keys: ["alt", button === "back" ? "left" : "right"] } }),
+          );
           break;
         }
         const ours = button === "left" ? "left" : button === "right" ? "right" : button === "wheel" ? "middle" : null;
@@ -90,7 +94,9 @@ export function fromOpenAIActions(actions: OpenAIComputerAction[], toCaller: (p:
         else if (hold === null) steps.push(unsupported(type, "keys must be a list of key names"));
         else {
           const clicks = type === "double_click" ? 2 : 1;
-          steps.push(act(type, { action_type: "click", params: withHold({ x: at.x, y: at.y, button: ours, clicks }, hold) }));
+          steps.push(
+            act(type, { action_type: "click", params: withHold({ x: at.x, y: at.y, button: ours, clicks }, hold) }),
+          );
         }
         break;
       }
@@ -108,7 +114,12 @@ export function fromOpenAIActions(actions: OpenAIComputerAction[], toCaller: (p:
         else {
           const from = pts[0] as Point;
           const to = pts[pts.length - 1] as Point;
-          steps.push(act(type, { action_type: "drag", params: withHold({ x1: from.x, y1: from.y, x2: to.x, y2: to.y, button: "left" }, hold) }));
+          steps.push(
+            act(type, {
+              action_type: "drag",
+              params: withHold({ x1: from.x, y1: from.y, x2: to.x, y2: to.y, button: "left" }, hold),
+            }),
+          );
         }
         break;
       }
@@ -132,7 +143,8 @@ export function fromOpenAIActions(actions: OpenAIComputerAction[], toCaller: (p:
       case "move": {
         const hold = holdKeys(a.keys);
         if (!at) steps.push(unsupported(type, "x and y must be numbers"));
-        else if (hold === null || hold.length > 0) steps.push(unsupported(type, "moving while holding keys is not supported"));
+        else if (hold === null || hold.length > 0)
+          steps.push(unsupported(type, "moving while holding keys is not supported"));
         else steps.push(act(type, { action_type: "move", params: { x: at.x, y: at.y } }));
         break;
       }
@@ -150,8 +162,13 @@ export function fromOpenAIActions(actions: OpenAIComputerAction[], toCaller: (p:
         }
         const anchor = at ? { x: at.x, y: at.y } : {};
         const list: ProposedAction[] = [];
-        if (sy !== 0) list.push({ action_type: "scroll", params: { clicks: -scrollClicks(sy), direction: "vertical", ...anchor } });
-        if (sx !== 0) list.push({ action_type: "scroll", params: { clicks: scrollClicks(sx), direction: "horizontal", ...anchor } });
+        if (sy !== 0)
+          list.push({ action_type: "scroll", params: { clicks: -scrollClicks(sy), direction: "vertical", ...anchor } });
+        if (sx !== 0)
+          list.push({
+            action_type: "scroll",
+            params: { clicks: scrollClicks(sx), direction: "horizontal", ...anchor },
+          });
         steps.push(act(type, ...list));
         break;
       }
@@ -200,7 +217,16 @@ export function toOpenAIActions(action: Action, ctx: ToOpenAIContext): OpenAICom
     case "drag": {
       const p = action.params;
       const keys = p.hold_keys && p.hold_keys.length > 0 ? { keys: p.hold_keys.map(toOpenAIKey) } : {};
-      return [{ type: "drag", path: [{ x: p.x1, y: p.y1 }, { x: p.x2, y: p.y2 }], ...keys }];
+      return [
+        {
+          type: "drag",
+          path: [
+            { x: p.x1, y: p.y1 },
+            { x: p.x2, y: p.y2 },
+          ],
+          ...keys,
+        },
+      ];
     }
     case "type_text":
       return [{ type: "type", text: action.params.text }];

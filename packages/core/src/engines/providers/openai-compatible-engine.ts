@@ -12,7 +12,15 @@ import type {
 } from "openai/resources/chat/completions";
 import { z } from "zod";
 import { type Action, FILTERABLE_TOOLS } from "../../actions/action.ts";
-import type { DecodedImage, Engine, EngineUsage, GroundInput, GroundOutput, PredictInput, PredictOutput } from "../types.ts";
+import type {
+  DecodedImage,
+  Engine,
+  EngineUsage,
+  GroundInput,
+  GroundOutput,
+  PredictInput,
+  PredictOutput,
+} from "../types.ts";
 import { finalizeBatch, type MappedStep, type ProposedAction, stopNote } from "./batch.ts";
 import { callScope, rethrowCallerAbort } from "./deadline.ts";
 import { type EngineOperation, type KeySource, mapProviderError, outputError } from "./errors.ts";
@@ -58,20 +66,38 @@ function actionSchemas(allowed: readonly string[]): Record<string, unknown>[] {
   const params: Record<string, Record<string, unknown>> = {
     click: {
       type: "object",
-      properties: { x: int, y: int, button: { type: "string", enum: ["left", "right", "middle"] }, clicks: { type: "integer", minimum: 1, maximum: 3 }, hold_keys: hold },
+      properties: {
+        x: int,
+        y: int,
+        button: { type: "string", enum: ["left", "right", "middle"] },
+        clicks: { type: "integer", minimum: 1, maximum: 3 },
+        hold_keys: hold,
+      },
       required: ["x", "y"],
     },
     move: { type: "object", properties: { x: int, y: int }, required: ["x", "y"] },
     drag: { type: "object", properties: { x1: int, y1: int, x2: int, y2: int }, required: ["x1", "y1", "x2", "y2"] },
     type_text: { type: "object", properties: { text: { type: "string", minLength: 1 } }, required: ["text"] },
-    key_press: { type: "object", properties: { keys: { type: "array", items: key, minItems: 1, maxItems: 100 } }, required: ["keys"] },
-    key_combo: { type: "object", properties: { keys: { type: "array", items: key, minItems: 2, maxItems: 8 } }, required: ["keys"] },
+    key_press: {
+      type: "object",
+      properties: { keys: { type: "array", items: key, minItems: 1, maxItems: 100 } },
+      required: ["keys"],
+    },
+    key_combo: {
+      type: "object",
+      properties: { keys: { type: "array", items: key, minItems: 2, maxItems: 8 } },
+      required: ["keys"],
+    },
     scroll: {
       type: "object",
       properties: { clicks: int, direction: { type: "string", enum: ["vertical", "horizontal"] }, x: int, y: int },
       required: ["clicks"],
     },
-    wait: { type: "object", properties: { seconds: { type: "number", minimum: 0, maximum: 60 } }, required: ["seconds"] },
+    wait: {
+      type: "object",
+      properties: { seconds: { type: "number", minimum: 0, maximum: 60 } },
+      required: ["seconds"],
+    },
   };
   return allowed
     .filter((t) => params[t])
@@ -91,7 +117,10 @@ export function predictAnswerSchema(tools: readonly string[] | undefined, maxAct
     properties: {
       reasoning: { type: "string" },
       status: { type: "string", enum: ["continue", "done", "fail"] },
-      actions: variants.length > 0 ? { type: "array", maxItems: maxActions, items: { anyOf: variants } } : { type: "array", maxItems: 0 },
+      actions:
+        variants.length > 0
+          ? { type: "array", maxItems: maxActions, items: { anyOf: variants } }
+          : { type: "array", maxItems: 0 },
     },
     required: ["reasoning", "status", "actions"],
     additionalProperties: false,
@@ -106,7 +135,12 @@ export const GROUND_ANSWER_SCHEMA: Record<string, unknown> = {
     y: { type: ["integer", "null"] },
     bbox: {
       anyOf: [
-        { type: "object", properties: { x: int, y: int, width: int, height: int }, required: ["x", "y", "width", "height"], additionalProperties: false },
+        {
+          type: "object",
+          properties: { x: int, y: int, width: int, height: int },
+          required: ["x", "y", "width", "height"],
+          additionalProperties: false,
+        },
         { type: "null" },
       ],
     },
@@ -119,7 +153,9 @@ export const GROUND_ANSWER_SCHEMA: Record<string, unknown> = {
 const PredictAnswer = z.object({
   reasoning: z.string().optional().default(""),
   status: z.enum(["continue", "done", "fail"]).optional(),
-  actions: z.array(z.object({ action_type: z.string(), params: z.record(z.string(), z.unknown()).optional().default({}) })).default([]),
+  actions: z
+    .array(z.object({ action_type: z.string(), params: z.record(z.string(), z.unknown()).optional().default({}) }))
+    .default([]),
 });
 
 const Box = z.object({ x: z.number(), y: z.number(), width: z.number(), height: z.number() });
@@ -204,24 +240,37 @@ export function createOpenAICompatibleEngine(options: OpenAICompatibleEngineOpti
     };
   }
 
-  async function complete(params: ChatCompletionCreateParamsNonStreaming, signal: AbortSignal | undefined, op: EngineOperation) {
+  async function complete(
+    params: ChatCompletionCreateParamsNonStreaming,
+    signal: AbortSignal | undefined,
+    op: EngineOperation,
+  ) {
     const scope = callScope(timeoutMs, signal);
     try {
       return (await client.chat.completions.create(params, { signal: scope.signal })) as ChatCompletion;
     } catch (err) {
       rethrowCallerAbort(scope);
-      throw mapProviderError(err, { provider: "openai-compatible", operation: op, keySource, apiKey: options.apiKey, deadline: scope.deadline });
+      throw mapProviderError(err, {
+        provider: "openai-compatible",
+        operation: op,
+        keySource,
+        apiKey: options.apiKey,
+        deadline: scope.deadline,
+      });
     }
   }
 
   function answerText(c: ChatCompletion, op: EngineOperation): string {
     const choice = c.choices?.[0];
     if (!choice) throw outputError(op, "openai-compatible", "the answer has no choices");
-    if (choice.finish_reason === "length") throw outputError(op, "openai-compatible", "the answer was cut off (finish_reason length)");
-    if (choice.finish_reason === "content_filter") throw outputError(op, "openai-compatible", "the upstream's content filter stopped the answer");
+    if (choice.finish_reason === "length")
+      throw outputError(op, "openai-compatible", "the answer was cut off (finish_reason length)");
+    if (choice.finish_reason === "content_filter")
+      throw outputError(op, "openai-compatible", "the upstream's content filter stopped the answer");
     const call = choice.message.tool_calls?.[0];
     if (call && call.type === "function") return call.function.arguments;
-    if (choice.message.refusal) throw outputError(op, "openai-compatible", `the model declined: ${choice.message.refusal}`);
+    if (choice.message.refusal)
+      throw outputError(op, "openai-compatible", `the model declined: ${choice.message.refusal}`);
     return choice.message.content ?? "";
   }
 
@@ -229,10 +278,14 @@ export function createOpenAICompatibleEngine(options: OpenAICompatibleEngineOpti
   function buildMessages(input: PredictInput, system: string): ChatCompletionMessageParam[] {
     const messages: ChatCompletionMessageParam[] = [{ role: "system", content: system }];
     const steps = input.trajectory;
-    const image = (img: DecodedImage): ChatCompletionContentPart => ({ type: "image_url", image_url: { url: dataUri(img), detail: "high" } });
+    const image = (img: DecodedImage): ChatCompletionContentPart => ({
+      type: "image_url",
+      image_url: { url: dataUri(img), detail: "high" },
+    });
     // Which trajectory screenshots go as images: the newest `historyImages` of them.
     const withImage = new Set<number>();
-    for (let i = steps.length - 1; i >= 0 && withImage.size < historyImages; i--) if (steps[i]?.screenshot) withImage.add(i);
+    for (let i = steps.length - 1; i >= 0 && withImage.size < historyImages; i--)
+      if (steps[i]?.screenshot) withImage.add(i);
 
     const opening: ChatCompletionContentPart[] = [{ type: "text", text: `Task: ${input.instruction}` }];
     if (steps.length === 0) opening.push(image(input.screenshot));
@@ -244,16 +297,24 @@ export function createOpenAICompatibleEngine(options: OpenAICompatibleEngineOpti
       const terminal = step.actions.find((a) => a.action_type === "done" || a.action_type === "fail");
       const actions = step.actions
         .filter((a) => a.action_type !== "done" && a.action_type !== "fail")
-        .map((a) => ({ action_type: a.action_type, params: toModelParams(a.params as Record<string, unknown>, step.screenshot ?? input.screenshot) }));
+        .map((a) => ({
+          action_type: a.action_type,
+          params: toModelParams(a.params as Record<string, unknown>, step.screenshot ?? input.screenshot),
+        }));
       messages.push({
         role: "assistant",
-        content: JSON.stringify({ reasoning: step.reasoning ?? "", status: terminal ? terminal.action_type : "continue", actions }),
+        content: JSON.stringify({
+          reasoning: step.reasoning ?? "",
+          status: terminal ? terminal.action_type : "continue",
+          actions,
+        }),
       });
       const last = i === steps.length - 1;
       const next = last ? input.screenshot : steps[i + 1]?.screenshot;
       const parts: ChatCompletionContentPart[] = [];
       if (last && next) parts.push({ type: "text", text: "The screen now:" }, image(next));
-      else if (next && withImage.has(i + 1)) parts.push({ type: "text", text: "The screen after that step:" }, image(next));
+      else if (next && withImage.has(i + 1))
+        parts.push({ type: "text", text: "The screen after that step:" }, image(next));
       else parts.push({ type: "text", text: "(Screenshot after that step omitted.)" });
       messages.push({ role: "user", content: parts });
     });
@@ -264,7 +325,8 @@ export function createOpenAICompatibleEngine(options: OpenAICompatibleEngineOpti
     if (coordinates === "pixels") return params;
     const out = { ...params };
     for (const k of ["x", "x1", "x2"]) if (typeof out[k] === "number") out[k] = fromPixels(out[k] as number, img.width);
-    for (const k of ["y", "y1", "y2"]) if (typeof out[k] === "number") out[k] = fromPixels(out[k] as number, img.height);
+    for (const k of ["y", "y1", "y2"])
+      if (typeof out[k] === "number") out[k] = fromPixels(out[k] as number, img.height);
     return out;
   }
 
@@ -309,7 +371,11 @@ export function createOpenAICompatibleEngine(options: OpenAICompatibleEngineOpti
     const parsed = PredictAnswer.safeParse(raw);
     if (!parsed.success) {
       const issue = parsed.error.issues[0];
-      throw outputError("predict", "openai-compatible", `the answer does not have the expected shape (${issue?.path.join(".") || "answer"}: ${issue?.message})`);
+      throw outputError(
+        "predict",
+        "openai-compatible",
+        `the answer does not have the expected shape (${issue?.path.join(".") || "answer"}: ${issue?.message})`,
+      );
     }
     const answer = parsed.data;
     const servedModel = completion.model || model;
@@ -388,7 +454,8 @@ export function createOpenAICompatibleEngine(options: OpenAICompatibleEngineOpti
       throw outputError("ground", "openai-compatible", `the answer is not JSON (${(e as Error).message})`);
     }
     const parsed = GroundAnswer.safeParse(raw);
-    if (!parsed.success) throw outputError("ground", "openai-compatible", "the answer does not have the expected shape");
+    if (!parsed.success)
+      throw outputError("ground", "openai-compatible", "the answer does not have the expected shape");
     const a = parsed.data;
     if (!a.found) return { found: false, x: null, y: null, bbox: null, confidence: 0, usage };
 
@@ -414,7 +481,11 @@ export function createOpenAICompatibleEngine(options: OpenAICompatibleEngineOpti
     x = Math.round(x);
     y = Math.round(y);
     if (x < 0 || y < 0 || x >= width || y >= height) {
-      throw outputError("ground", "openai-compatible", `the point (${x}, ${y}) is outside the ${width}x${height} screenshot`);
+      throw outputError(
+        "ground",
+        "openai-compatible",
+        `the point (${x}, ${y}) is outside the ${width}x${height} screenshot`,
+      );
     }
     return { found: true, x, y, bbox: box, confidence: a.confidence ?? 0.5, usage };
   }

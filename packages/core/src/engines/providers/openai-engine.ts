@@ -102,7 +102,13 @@ function parseOutput(res: Response): ParsedOutput {
       foreign.push(item.type);
     }
   }
-  return { text: text.join("\n").trim(), refusal: refusal.join("\n").trim(), summaries: summaries.join("\n").trim(), calls, foreign };
+  return {
+    text: text.join("\n").trim(),
+    refusal: refusal.join("\n").trim(),
+    summaries: summaries.join("\n").trim(),
+    calls,
+    foreign,
+  };
 }
 
 /** The actions of a computer_call: the GA batch `actions`, or the preview's single `action`. */
@@ -143,7 +149,11 @@ export function createOpenAIEngine(options: OpenAIEngineOptions): Engine {
     return { type: "computer_call_output", call_id: callId, output } as ResponseInputItem;
   }
 
-  function computerCall(step: number, part: number, actions: OpenAIComputerAction[]): ResponseInputItem & { call_id: string } {
+  function computerCall(
+    step: number,
+    part: number,
+    actions: OpenAIComputerAction[],
+  ): ResponseInputItem & { call_id: string } {
     const ids = replayIds(step, part);
     const call = {
       type: "computer_call",
@@ -196,7 +206,10 @@ export function createOpenAIEngine(options: OpenAIEngineOptions): Engine {
       }
       // No screenshot to answer a call with (it was compacted away), or only done/fail: replay as text.
       const said = [...replayable, ...(terminal ? [terminal] : [])].map(describeAction);
-      items.push({ role: "assistant", content: said.length > 0 ? `I ${said.join("; then ")}.` : "I looked at the screen." });
+      items.push({
+        role: "assistant",
+        content: said.length > 0 ? `I ${said.join("; then ")}.` : "I looked at the screen.",
+      });
       if (next) {
         items.push({
           role: "user",
@@ -206,7 +219,10 @@ export function createOpenAIEngine(options: OpenAIEngineOptions): Engine {
           ],
         });
       } else {
-        items.push({ role: "user", content: "(The screenshot after that step is not available.) Continue with the task." });
+        items.push({
+          role: "user",
+          content: "(The screenshot after that step is not available.) Continue with the task.",
+        });
       }
     });
     return { items, cursor };
@@ -216,7 +232,12 @@ export function createOpenAIEngine(options: OpenAIEngineOptions): Engine {
     return await client.responses.create(params, { signal });
   }
 
-  function baseParams(instructions: string, input: ResponseInputItem[], width: number, height: number): ResponseCreateParamsNonStreaming {
+  function baseParams(
+    instructions: string,
+    input: ResponseInputItem[],
+    width: number,
+    height: number,
+  ): ResponseCreateParamsNonStreaming {
     return {
       model,
       instructions,
@@ -245,7 +266,13 @@ export function createOpenAIEngine(options: OpenAIEngineOptions): Engine {
       res = await send(baseParams(instructions, items, width, height), scope.signal);
     } catch (err) {
       rethrowCallerAbort(scope);
-      throw mapProviderError(err, { provider: "openai", operation: "predict", keySource, apiKey: options.apiKey, deadline: scope.deadline });
+      throw mapProviderError(err, {
+        provider: "openai",
+        operation: "predict",
+        keySource,
+        apiKey: options.apiKey,
+        deadline: scope.deadline,
+      });
     }
     return interpretPredict(res, input);
   }
@@ -255,7 +282,10 @@ export function createOpenAIEngine(options: OpenAIEngineOptions): Engine {
     const out = parseOutput(res);
     const servedModel = res.model ?? model;
     const safety = out.calls.flatMap((c) =>
-      (c.pending_safety_checks ?? []).map((s) => ({ code: s.code ?? "pending_safety_check", message: s.message ?? `safety check ${s.id}` })),
+      (c.pending_safety_checks ?? []).map((s) => ({
+        code: s.code ?? "pending_safety_check",
+        message: s.message ?? `safety check ${s.id}`,
+      })),
     );
     const withSafety = <T extends PredictOutput>(o: T): T => (safety.length > 0 ? { ...o, safety_checks: safety } : o);
 
@@ -275,7 +305,11 @@ export function createOpenAIEngine(options: OpenAIEngineOptions): Engine {
     const reasoning = [out.summaries, out.text].filter(Boolean).join("\n");
     if (out.calls.length === 0) {
       if (res.status === "incomplete") {
-        throw outputError("predict", "openai", `the answer was cut off (${res.incomplete_details?.reason ?? "incomplete"})`);
+        throw outputError(
+          "predict",
+          "openai",
+          `the answer was cut off (${res.incomplete_details?.reason ?? "incomplete"})`,
+        );
       }
       if (out.foreign.length > 0 && !out.text) {
         throw outputError("predict", "openai", `it answered with unexpected items: ${out.foreign.join(", ")}`);
@@ -289,7 +323,12 @@ export function createOpenAIEngine(options: OpenAIEngineOptions): Engine {
     }
 
     const steps = fromOpenAIActions(out.calls.flatMap(actionsOf));
-    const batch = finalizeBatch(steps, { width: input.screenshot.width, height: input.screenshot.height, maxActions: input.maxActions, tools: input.tools });
+    const batch = finalizeBatch(steps, {
+      width: input.screenshot.width,
+      height: input.screenshot.height,
+      maxActions: input.maxActions,
+      tools: input.tools,
+    });
     if (batch.actions.length === 0 && batch.stoppedBy?.kind === "refused") {
       throw outputError("predict", "openai", `${batch.stoppedBy.source}: ${batch.stoppedBy.reason}`);
     }
@@ -320,14 +359,23 @@ export function createOpenAIEngine(options: OpenAIEngineOptions): Engine {
       res = await send(baseParams(BASE_GROUND_PROMPT, items, width, height), scope.signal);
     } catch (err) {
       rethrowCallerAbort(scope);
-      throw mapProviderError(err, { provider: "openai", operation: "ground", keySource, apiKey: options.apiKey, deadline: scope.deadline });
+      throw mapProviderError(err, {
+        provider: "openai",
+        operation: "ground",
+        keySource,
+        apiKey: options.apiKey,
+        deadline: scope.deadline,
+      });
     }
     const usage = usageOf(res);
     const out = parseOutput(res);
-    if (res.status === "failed" || res.error) throw outputError("ground", "openai", `the response failed: ${res.error?.message ?? "no detail"}`);
+    if (res.status === "failed" || res.error)
+      throw outputError("ground", "openai", `the response failed: ${res.error?.message ?? "no detail"}`);
     if (out.calls.length === 0 && out.refusal) throw outputError("ground", "openai", "the model declined");
     const actions = out.calls.flatMap(actionsOf);
-    const pointing = actions.find((a) => ["click", "double_click", "move"].includes(a.type) && typeof a.x === "number" && typeof a.y === "number");
+    const pointing = actions.find(
+      (a) => ["click", "double_click", "move"].includes(a.type) && typeof a.x === "number" && typeof a.y === "number",
+    );
     if (!pointing) {
       if (actions.length === 0) return { found: false, x: null, y: null, bbox: null, confidence: 0, usage };
       throw outputError("ground", "openai", `it answered with ${actions[0]?.type} instead of a click`);

@@ -44,7 +44,6 @@ const ACTION_WORDS: Record<string, string> = {
   wait: "waiting",
 };
 
-
 export interface PredictPromptInput {
   systemPrompt?: string;
   instructions?: string;
@@ -91,7 +90,7 @@ export function jsonProtocol(input: PredictPromptInput & { coordinates: "pixels"
   const lines = [
     "Protocol for this turn:",
     '- Answer with one JSON object and nothing else: {"reasoning": string, "status": "continue" | "done" | "fail", "actions": [action, ...]}.',
-    "- Each action is {\"action_type\": ..., \"params\": {...}} with one of:",
+    '- Each action is {"action_type": ..., "params": {...}} with one of:',
     '  click {"x", "y", "button": "left"|"right"|"middle", "clicks": 1-3, "hold_keys"?: ["ctrl"|"alt"|"shift"|"meta"]};',
     '  move {"x", "y"}; drag {"x1", "y1", "x2", "y2"}; type_text {"text"}; key_press {"keys": ["enter", ...]};',
     '  key_combo {"keys": ["ctrl", "s"]} (2 to 8 keys held together); scroll {"clicks": positive up or right,',
@@ -108,7 +107,11 @@ export function jsonProtocol(input: PredictPromptInput & { coordinates: "pixels"
 }
 
 export function assemblePredictSystem(input: PredictPromptInput, protocol: string = predictProtocol(input)): string {
-  const parts = [truncateComponent(input.systemPrompt) ?? BASE_PREDICT_PROMPT, truncateComponent(input.instructions), protocol];
+  const parts = [
+    truncateComponent(input.systemPrompt) ?? BASE_PREDICT_PROMPT,
+    truncateComponent(input.instructions),
+    protocol,
+  ];
   return parts.filter((p): p is string => p !== undefined).join("\n\n");
 }
 

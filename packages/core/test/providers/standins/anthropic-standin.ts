@@ -9,7 +9,14 @@
 // A test scripts computer calls neutrally ({action: "left_click", coordinate: [x, y]}); the stand-in renders
 // them in the shape of the tool the request offered: input.action on the single `computer` tool
 // (computer_2025xxxx), the member name plus toolset_name on computer_toolset_20260801.
-import { type HttpReply, type RecordedRequest, type ScriptStep, type StandinCore, sniffImage, startStandin } from "./http-standin.ts";
+import {
+  type HttpReply,
+  type RecordedRequest,
+  type ScriptStep,
+  type StandinCore,
+  sniffImage,
+  startStandin,
+} from "./http-standin.ts";
 
 export interface ComputerCall {
   action: string;
@@ -25,7 +32,12 @@ export type AnthropicReply =
       blocks?: unknown[];
       stop_reason?: string;
       stop_details?: { category: string | null; explanation: string | null };
-      usage?: { input_tokens?: number; output_tokens?: number; cache_creation_input_tokens?: number; cache_read_input_tokens?: number };
+      usage?: {
+        input_tokens?: number;
+        output_tokens?: number;
+        cache_creation_input_tokens?: number;
+        cache_read_input_tokens?: number;
+      };
     }
   | { kind: "error"; status: number; type: string; message: string; headers?: Record<string, string> }
   | { kind: "raw"; status: number; body: string; headers?: Record<string, string> };
@@ -63,7 +75,11 @@ function errorBody(type: string, message: string, requestId: string) {
 }
 
 function invalid(message: string): HttpReply {
-  return { status: 400, body: errorBody("invalid_request_error", message, "req_standin_invalid"), headers: { "request-id": "req_standin_invalid" } };
+  return {
+    status: 400,
+    body: errorBody("invalid_request_error", message, "req_standin_invalid"),
+    headers: { "request-id": "req_standin_invalid" },
+  };
 }
 
 function blocksOf(content: unknown): any[] {
@@ -73,11 +89,13 @@ function blocksOf(content: unknown): any[] {
 
 function checkImage(block: any, where: string): string | null {
   const src = block?.source;
-  if (!src || src.type !== "base64") return `${where}: image source must be base64 here`;
-  if (!["image/png", "image/jpeg", "image/gif", "image/webp"].includes(src.media_type)) return `${where}: unsupported media_type`;
+  if (src?.type !== "base64") return `${where}: image source must be base64 here`;
+  if (!["image/png", "image/jpeg", "image/gif", "image/webp"].includes(src.media_type))
+    return `${where}: unsupported media_type`;
   const sniffed = sniffImage(String(src.data ?? ""));
   if (!sniffed) return `${where}: image data is not a valid PNG or JPEG`;
-  if (sniffed !== src.media_type) return `${where}: media_type ${src.media_type} does not match the image data (${sniffed})`;
+  if (sniffed !== src.media_type)
+    return `${where}: media_type ${src.media_type} does not match the image data (${sniffed})`;
   const t = block.transformations;
   if (t !== undefined && t !== null && !["downsize", "error", undefined].includes(t.oversized_image)) {
     return `${where}: transformations.oversized_image must be downsize or error`;
@@ -94,7 +112,10 @@ export function validateMessagesRequest(req: RecordedRequest): string | null {
   if (!Number.isInteger(body.max_tokens) || body.max_tokens < 1) return "max_tokens: must be a positive integer";
   if (!Array.isArray(body.messages) || body.messages.length === 0) return "messages: at least one message is required";
 
-  const betas = (req.headers["anthropic-beta"] ?? "").split(",").map((s) => s.trim()).filter(Boolean);
+  const betas = (req.headers["anthropic-beta"] ?? "")
+    .split(",")
+    .map((s) => s.trim())
+    .filter(Boolean);
   const tools: any[] = Array.isArray(body.tools) ? body.tools : [];
   let toolset = false;
   for (const [i, tool] of tools.entries()) {
@@ -103,15 +124,18 @@ export function validateMessagesRequest(req: RecordedRequest): string | null {
       if ("name" in tool) return `tools.${i}: a toolset entry carries no name`;
       for (const [member, cfg] of Object.entries(tool.configs ?? {})) {
         if (!TOOLSET_MEMBERS.includes(member)) return `tools.${i}.configs.${member}: unknown member`;
-        if (cfg !== null && typeof (cfg as any).enabled !== "boolean") return `tools.${i}.configs.${member}.enabled: must be a boolean`;
+        if (cfg !== null && typeof (cfg as any).enabled !== "boolean")
+          return `tools.${i}.configs.${member}.enabled: must be a boolean`;
       }
     } else if (typeof tool?.type === "string" && tool.type.startsWith("computer_")) {
       const beta = TOOL_BETAS[tool.type];
       if (!beta) return `tools.${i}.type: unknown tool type ${tool.type}`;
       if (!betas.includes(beta)) return `tools.${i}: ${tool.type} requires the anthropic-beta header ${beta}`;
       if (tool.name !== "computer") return `tools.${i}.name: must be computer`;
-      if (!Number.isInteger(tool.display_width_px) || tool.display_width_px < 1) return `tools.${i}.display_width_px: required`;
-      if (!Number.isInteger(tool.display_height_px) || tool.display_height_px < 1) return `tools.${i}.display_height_px: required`;
+      if (!Number.isInteger(tool.display_width_px) || tool.display_width_px < 1)
+        return `tools.${i}.display_width_px: required`;
+      if (!Number.isInteger(tool.display_height_px) || tool.display_height_px < 1)
+        return `tools.${i}.display_height_px: required`;
     } else {
       return `tools.${i}.type: unsupported tool`;
     }
@@ -131,8 +155,10 @@ export function validateMessagesRequest(req: RecordedRequest): string | null {
         return `messages.${i}: tool_use ids were found without tool_result blocks immediately after: ${missing.join(", ")}`;
       }
       for (const r of results) {
-        if (!prevToolUses.includes(r.tool_use_id)) return `messages.${i}: unexpected tool_use_id ${r.tool_use_id} in tool_result`;
-        if (toolset && r.toolset_name !== "computer") return `messages.${i}: a toolset tool_result must echo toolset_name`;
+        if (!prevToolUses.includes(r.tool_use_id))
+          return `messages.${i}: unexpected tool_use_id ${r.tool_use_id} in tool_result`;
+        if (toolset && r.toolset_name !== "computer")
+          return `messages.${i}: a toolset tool_result must echo toolset_name`;
         for (const [j, c] of blocksOf(r.content ?? []).entries()) {
           if (c?.type === "image") {
             const bad = checkImage(c, `messages.${i}.tool_result.content.${j}`);
@@ -156,7 +182,8 @@ export function validateMessagesRequest(req: RecordedRequest): string | null {
       prevToolUses = [];
       for (const b of blocks) {
         if (b?.type !== "tool_use") continue;
-        if (typeof b.id !== "string" || !/^[a-zA-Z0-9_-]+$/.test(b.id)) return `messages.${i}: tool_use id must match ^[a-zA-Z0-9_-]+$`;
+        if (typeof b.id !== "string" || !/^[a-zA-Z0-9_-]+$/.test(b.id))
+          return `messages.${i}: tool_use id must match ^[a-zA-Z0-9_-]+$`;
         if (toolset) {
           if (b.toolset_name !== "computer" || !TOOLSET_MEMBERS.includes(b.name)) {
             return `messages.${i}: tool_use ${b.name} is not a member call of the computer toolset`;
@@ -193,9 +220,17 @@ export async function startAnthropicStandin(opts: { apiKey: string }): Promise<A
         return { status: 404, body: errorBody("not_found_error", `Not found: ${req.path}`, "req_standin_404") };
       }
       const key = anthropicKeyOf(req);
-      if (!key) return { status: 401, body: errorBody("authentication_error", "x-api-key header is required", "req_standin_401") };
+      if (!key)
+        return {
+          status: 401,
+          body: errorBody("authentication_error", "x-api-key header is required", "req_standin_401"),
+        };
       if (key !== opts.apiKey) {
-        return { status: 401, body: errorBody("authentication_error", "invalid x-api-key", "req_standin_401"), headers: { "request-id": "req_standin_401" } };
+        return {
+          status: 401,
+          body: errorBody("authentication_error", "invalid x-api-key", "req_standin_401"),
+          headers: { "request-id": "req_standin_401" },
+        };
       }
       const bad = validateMessagesRequest(req);
       return bad ? invalid(bad) : null;
@@ -203,13 +238,20 @@ export async function startAnthropicStandin(opts: { apiKey: string }): Promise<A
     render(step, req, seq) {
       const requestId = `req_standin_${seq}`;
       if (step.kind === "error") {
-        return { status: step.status, body: errorBody(step.type, step.message, requestId), headers: { "request-id": requestId, ...(step.headers ?? {}) } };
+        return {
+          status: step.status,
+          body: errorBody(step.type, step.message, requestId),
+          headers: { "request-id": requestId, ...(step.headers ?? {}) },
+        };
       }
-      if (step.kind === "raw") return { status: step.status, body: step.body, headers: { "request-id": requestId, ...(step.headers ?? {}) } };
+      if (step.kind === "raw")
+        return { status: step.status, body: step.body, headers: { "request-id": requestId, ...(step.headers ?? {}) } };
       const toolset = (req.body.tools ?? []).some((t: any) => t?.type === "computer_toolset_20260801");
       const content: unknown[] = [];
       if (step.text) content.push({ type: "text", text: step.text, citations: null });
-      (step.calls ?? []).forEach((c, i) => content.push(renderCall(c, toolset, `toolu_standin_${seq}_${i}`)));
+      (step.calls ?? []).forEach((c, i) => {
+        content.push(renderCall(c, toolset, `toolu_standin_${seq}_${i}`));
+      });
       content.push(...(step.blocks ?? []));
       const hasTool = content.some((b: any) => b?.type === "tool_use");
       return {
@@ -246,7 +288,11 @@ export async function startAnthropicStandin(opts: { apiKey: string }): Promise<A
 
 /** Script helpers. */
 export const anthropicReplies = {
-  calls: (calls: ComputerCall[], text?: string, usage?: Extract<AnthropicReply, { kind: "message" }>["usage"]): AnthropicReply => ({
+  calls: (
+    calls: ComputerCall[],
+    text?: string,
+    usage?: Extract<AnthropicReply, { kind: "message" }>["usage"],
+  ): AnthropicReply => ({
     kind: "message",
     calls,
     ...(text ? { text } : {}),
@@ -274,7 +320,12 @@ export const anthropicReplies = {
     message: "Number of request tokens has exceeded your per-minute rate limit",
     headers: { "retry-after": retryAfter },
   }),
-  serverError: (): AnthropicReply => ({ kind: "error", status: 500, type: "api_error", message: "Internal server error" }),
+  serverError: (): AnthropicReply => ({
+    kind: "error",
+    status: 500,
+    type: "api_error",
+    message: "Internal server error",
+  }),
   delay: (ms: number, then: ScriptStep<AnthropicReply>): ScriptStep<AnthropicReply> => ({ kind: "delay", ms, then }),
   hangup: (): ScriptStep<AnthropicReply> => ({ kind: "hangup" }),
 };

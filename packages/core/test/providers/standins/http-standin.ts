@@ -76,8 +76,16 @@ export async function startStandin<R>(handler: Handler<R>): Promise<StandinCore<
         body = undefined;
       }
       const headers: Record<string, string> = {};
-      for (const [k, v] of Object.entries(req.headers)) headers[k.toLowerCase()] = Array.isArray(v) ? v.join(", ") : (v ?? "");
-      const recorded: RecordedRequest = { method: req.method ?? "GET", path: url.pathname, query: url.searchParams, headers, rawBody, body };
+      for (const [k, v] of Object.entries(req.headers))
+        headers[k.toLowerCase()] = Array.isArray(v) ? v.join(", ") : (v ?? "");
+      const recorded: RecordedRequest = {
+        method: req.method ?? "GET",
+        path: url.pathname,
+        query: url.searchParams,
+        headers,
+        rawBody,
+        body,
+      };
       requests.push(recorded);
       seq += 1;
       const n = seq;
@@ -138,7 +146,8 @@ export function sniffImage(base64: string): "image/png" | "image/jpeg" | null {
   } catch {
     return null;
   }
-  if (bytes.length > 8 && bytes.subarray(0, 8).equals(Buffer.from([137, 80, 78, 71, 13, 10, 26, 10]))) return "image/png";
+  if (bytes.length > 8 && bytes.subarray(0, 8).equals(Buffer.from([137, 80, 78, 71, 13, 10, 26, 10])))
+    return "image/png";
   if (bytes.length > 3 && bytes[0] === 0xff && bytes[1] === 0xd8 && bytes[2] === 0xff) return "image/jpeg";
   return null;
 }

@@ -9,7 +9,14 @@
 // Tests script computer calls neutrally ({actions: [...], pending_safety_checks}); the stand-in renders them
 // for the tool the request offered: one computer_call with an `actions` batch (GA), or one computer_call per
 // action with `action` (preview).
-import { type HttpReply, type RecordedRequest, type ScriptStep, type StandinCore, sniffImage, startStandin } from "./http-standin.ts";
+import {
+  type HttpReply,
+  type RecordedRequest,
+  type ScriptStep,
+  type StandinCore,
+  sniffImage,
+  startStandin,
+} from "./http-standin.ts";
 
 export interface ScriptedComputerCall {
   actions: Record<string, unknown>[];
@@ -36,7 +43,14 @@ export type OpenAIReply =
       finish_reason?: string;
       usage?: { prompt_tokens: number; completion_tokens: number };
     }
-  | { kind: "error"; status: number; type: string; code: string | null; message: string; headers?: Record<string, string> }
+  | {
+      kind: "error";
+      status: number;
+      type: string;
+      code: string | null;
+      message: string;
+      headers?: Record<string, string>;
+    }
   | { kind: "raw"; status: number; body: string; headers?: Record<string, string> };
 
 export type OpenAIStandin = StandinCore<OpenAIReply>;
@@ -50,7 +64,11 @@ function errorBody(message: string, type: string, code: string | null, param: st
 }
 
 function invalid(message: string, param: string | null = null): HttpReply {
-  return { status: 400, body: errorBody(message, "invalid_request_error", null, param), headers: { "x-request-id": "req_standin_invalid" } };
+  return {
+    status: 400,
+    body: errorBody(message, "invalid_request_error", null, param),
+    headers: { "x-request-id": "req_standin_invalid" },
+  };
 }
 
 function checkDataUri(uri: unknown, where: string): string | null {
@@ -79,8 +97,10 @@ export function validateResponsesRequest(body: any): string | null {
       if (extra.length > 0) return `Unknown parameter: 'tools[${i}].${extra[0]}'.`;
     } else if (t?.type === "computer_use_preview") {
       kind = "computer_use_preview";
-      if (!Number.isInteger(t.display_width) || t.display_width < 1) return `Missing required parameter: 'tools[${i}].display_width'.`;
-      if (!Number.isInteger(t.display_height) || t.display_height < 1) return `Missing required parameter: 'tools[${i}].display_height'.`;
+      if (!Number.isInteger(t.display_width) || t.display_width < 1)
+        return `Missing required parameter: 'tools[${i}].display_width'.`;
+      if (!Number.isInteger(t.display_height) || t.display_height < 1)
+        return `Missing required parameter: 'tools[${i}].display_height'.`;
       if (!ENVIRONMENTS.includes(t.environment)) return `Invalid value: 'tools[${i}].environment'.`;
       if (body.truncation !== "auto") return "The computer_use_preview tool requires truncation to be 'auto'.";
     } else {
@@ -94,26 +114,32 @@ export function validateResponsesRequest(body: any): string | null {
   for (const [i, item] of input.entries()) {
     const type = item?.type ?? (item?.role ? "message" : undefined);
     if (type === "message") {
-      if (!["user", "assistant", "system", "developer"].includes(item.role)) return `Invalid value: 'input[${i}].role'.`;
+      if (!["user", "assistant", "system", "developer"].includes(item.role))
+        return `Invalid value: 'input[${i}].role'.`;
       for (const [j, part] of contentParts(item.content).entries()) {
         if (part?.type === "input_image") {
           const bad = checkDataUri(part.image_url, `input[${i}].content[${j}]`);
           if (bad) return bad;
-          if (part.detail !== undefined && !DETAILS.includes(part.detail)) return `Invalid value: 'input[${i}].content[${j}].detail'.`;
+          if (part.detail !== undefined && !DETAILS.includes(part.detail))
+            return `Invalid value: 'input[${i}].content[${j}].detail'.`;
         } else if (part?.type !== "input_text" && part?.type !== "output_text") {
           return `Invalid value: 'input[${i}].content[${j}].type'.`;
         }
       }
     } else if (type === "computer_call") {
       if (!kind) return `input[${i}]: a computer_call needs a computer tool in 'tools'.`;
-      if (typeof item.id !== "string" || !item.id.startsWith("cu_")) return `Invalid 'input[${i}].id': expected an ID that begins with 'cu'.`;
-      if (typeof item.call_id !== "string" || !item.call_id) return `Missing required parameter: 'input[${i}].call_id'.`;
-      if (!Array.isArray(item.pending_safety_checks)) return `Missing required parameter: 'input[${i}].pending_safety_checks'.`;
+      if (typeof item.id !== "string" || !item.id.startsWith("cu_"))
+        return `Invalid 'input[${i}].id': expected an ID that begins with 'cu'.`;
+      if (typeof item.call_id !== "string" || !item.call_id)
+        return `Missing required parameter: 'input[${i}].call_id'.`;
+      if (!Array.isArray(item.pending_safety_checks))
+        return `Missing required parameter: 'input[${i}].pending_safety_checks'.`;
       const acts: any[] = kind === "computer" ? item.actions : item.action ? [item.action] : [];
       if (!Array.isArray(acts) || acts.length === 0) {
         return `Missing required parameter: 'input[${i}].${kind === "computer" ? "actions" : "action"}'.`;
       }
-      for (const a of acts) if (!GA_ACTIONS.includes(a?.type)) return `Invalid value: 'input[${i}]' action type ${a?.type}.`;
+      for (const a of acts)
+        if (!GA_ACTIONS.includes(a?.type)) return `Invalid value: 'input[${i}]' action type ${a?.type}.`;
       calls.set(item.call_id, i);
     } else if (type === "computer_call_output") {
       if (!calls.has(item.call_id)) return `No tool call found for computer call output with call_id ${item.call_id}.`;
@@ -135,7 +161,8 @@ export function validateChatRequest(body: any): string | null {
   if (typeof body.model !== "string" || !body.model) return "Missing required parameter: 'model'.";
   if (!Array.isArray(body.messages) || body.messages.length === 0) return "Missing required parameter: 'messages'.";
   for (const [i, m] of body.messages.entries()) {
-    if (!["system", "developer", "user", "assistant", "tool"].includes(m?.role)) return `Invalid value: 'messages[${i}].role'.`;
+    if (!["system", "developer", "user", "assistant", "tool"].includes(m?.role))
+      return `Invalid value: 'messages[${i}].role'.`;
     for (const [j, part] of contentParts(m.content).entries()) {
       if (part?.type === "image_url") {
         const bad = checkDataUri(part.image_url?.url, `messages[${i}].content[${j}]`);
@@ -168,7 +195,12 @@ function masked(key: string): string {
 function renderResponse(step: Extract<OpenAIReply, { kind: "response" }>, req: RecordedRequest, seq: number) {
   const preview = (req.body.tools ?? []).some((t: any) => t?.type === "computer_use_preview");
   const output: unknown[] = [];
-  if (step.summary) output.push({ type: "reasoning", id: `rs_standin_${seq}`, summary: [{ type: "summary_text", text: step.summary }] });
+  if (step.summary)
+    output.push({
+      type: "reasoning",
+      id: `rs_standin_${seq}`,
+      summary: [{ type: "summary_text", text: step.summary }],
+    });
   if (step.text || step.refusal) {
     output.push({
       type: "message",
@@ -183,7 +215,7 @@ function renderResponse(step: Extract<OpenAIReply, { kind: "response" }>, req: R
   }
   (step.calls ?? []).forEach((call, i) => {
     if (preview) {
-      call.actions.forEach((action, j) =>
+      call.actions.forEach((action, j) => {
         output.push({
           type: "computer_call",
           id: `cu_standin_${seq}_${i}_${j}`,
@@ -191,8 +223,8 @@ function renderResponse(step: Extract<OpenAIReply, { kind: "response" }>, req: R
           action,
           pending_safety_checks: j === 0 ? (call.pending_safety_checks ?? []) : [],
           status: "completed",
-        }),
-      );
+        });
+      });
     } else {
       output.push({
         type: "computer_call",
@@ -264,7 +296,10 @@ export async function startOpenAIStandin(opts: { apiKey: string | null }): Promi
       const isResponses = req.path === "/v1/responses";
       const isChat = req.path === "/v1/chat/completions";
       if (req.method !== "POST" || (!isResponses && !isChat)) {
-        return { status: 404, body: errorBody(`Invalid URL (${req.method} ${req.path})`, "invalid_request_error", null) };
+        return {
+          status: 404,
+          body: errorBody(`Invalid URL (${req.method} ${req.path})`, "invalid_request_error", null),
+        };
       }
       if (opts.apiKey !== null) {
         const key = bearerOf(req);
@@ -288,11 +323,21 @@ export async function startOpenAIStandin(opts: { apiKey: string | null }): Promi
     render(step, req, seq) {
       const requestId = `req_standin_${seq}`;
       if (step.kind === "error") {
-        return { status: step.status, body: errorBody(step.message, step.type, step.code), headers: { "x-request-id": requestId, ...(step.headers ?? {}) } };
+        return {
+          status: step.status,
+          body: errorBody(step.message, step.type, step.code),
+          headers: { "x-request-id": requestId, ...(step.headers ?? {}) },
+        };
       }
-      if (step.kind === "raw") return { status: step.status, body: step.body, headers: { "x-request-id": requestId, ...(step.headers ?? {}) } };
+      if (step.kind === "raw")
+        return {
+          status: step.status,
+          body: step.body,
+          headers: { "x-request-id": requestId, ...(step.headers ?? {}) },
+        };
       if (step.kind === "chat") {
-        if (req.path !== "/v1/chat/completions") return invalid("the stand-in was scripted with a chat reply for /v1/responses");
+        if (req.path !== "/v1/chat/completions")
+          return invalid("the stand-in was scripted with a chat reply for /v1/responses");
         return { status: 200, body: renderChat(step, req, seq), headers: { "x-request-id": requestId } };
       }
       if (req.path !== "/v1/responses") return invalid("the stand-in was scripted with a responses reply for chat");
@@ -306,19 +351,35 @@ export async function startOpenAIStandin(opts: { apiKey: string | null }): Promi
 
 /** Script helpers. */
 export const openaiReplies = {
-  calls: (actions: Record<string, unknown>[], extra: Partial<Extract<OpenAIReply, { kind: "response" }>> = {}): OpenAIReply => ({
+  calls: (
+    actions: Record<string, unknown>[],
+    extra: Partial<Extract<OpenAIReply, { kind: "response" }>> = {},
+  ): OpenAIReply => ({
     kind: "response",
     calls: [{ actions }],
     ...extra,
   }),
-  safety: (actions: Record<string, unknown>[], checks: { id: string; code?: string; message?: string }[]): OpenAIReply => ({
+  safety: (
+    actions: Record<string, unknown>[],
+    checks: { id: string; code?: string; message?: string }[],
+  ): OpenAIReply => ({
     kind: "response",
     calls: [{ actions, pending_safety_checks: checks }],
   }),
   text: (text: string): OpenAIReply => ({ kind: "response", text }),
   refusal: (refusal: string): OpenAIReply => ({ kind: "response", refusal }),
-  chat: (content: string | null, extra: Partial<Extract<OpenAIReply, { kind: "chat" }>> = {}): OpenAIReply => ({ kind: "chat", content, ...extra }),
-  error: (status: number, type: string, code: string | null, message: string, headers?: Record<string, string>): OpenAIReply => ({
+  chat: (content: string | null, extra: Partial<Extract<OpenAIReply, { kind: "chat" }>> = {}): OpenAIReply => ({
+    kind: "chat",
+    content,
+    ...extra,
+  }),
+  error: (
+    status: number,
+    type: string,
+    code: string | null,
+    message: string,
+    headers?: Record<string, string>,
+  ): OpenAIReply => ({
     kind: "error",
     status,
     type,
@@ -341,7 +402,13 @@ export const openaiReplies = {
     code: "insufficient_quota",
     message: "You exceeded your current quota, please check your plan and billing details.",
   }),
-  serverError: (status = 500): OpenAIReply => ({ kind: "error", status, type: "server_error", code: null, message: "The server had an error while processing your request." }),
+  serverError: (status = 500): OpenAIReply => ({
+    kind: "error",
+    status,
+    type: "server_error",
+    code: null,
+    message: "The server had an error while processing your request.",
+  }),
   delay: (ms: number, then: ScriptStep<OpenAIReply>): ScriptStep<OpenAIReply> => ({ kind: "delay", ms, then }),
   hangup: (): ScriptStep<OpenAIReply> => ({ kind: "hangup" }),
 };
