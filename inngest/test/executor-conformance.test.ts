@@ -266,6 +266,11 @@ const conditional = client.createFunction(
   },
 );
 
+const wildcard = client.createFunction({ id: "wildcard", triggers: [{ event: "conf-audit/*" }] }, async ({ event }) => {
+  hit(`wild:${event.name}`);
+  return event.name;
+});
+
 const signal = client.createFunction({ id: "signal", triggers: [{ event: "conf/signal" }] }, async ({ step }) => {
   await step.waitForSignal("sig", { signal: "never", timeout: "1m", onConflict: "fail" });
 });
@@ -289,6 +294,7 @@ const functions = [
   cancellable,
   failing,
   conditional,
+  wildcard,
   signal,
 ];
 
@@ -528,6 +534,14 @@ describe("events", () => {
     expect(count("cond:c2")).toBe(1);
   });
 
+  test('a trigger ending in "*" matches every event with that prefix', async () => {
+    const a = await ex.send({ name: "conf-audit/login", data: {} });
+    const b = await ex.send({ name: "conf-audit/keys/created", data: {} });
+    const c = await ex.send({ name: "conf-auditx", data: {} });
+    expect([a.runIds.length, b.runIds.length, c.runIds.length]).toEqual([1, 1, 0]);
+    expect((await ex.waitForRun(b.runIds[0] as string)).output).toBe("conf-audit/keys/created");
+  });
+
   test("an event id is an idempotency key: the same id twice starts one run", async () => {
     const first = await ex.send({ name: "conf/memo", data: { k: "idem" }, id: "order-123" });
     const second = await ex.send({ name: "conf/memo", data: { k: "idem" }, id: "order-123" });
@@ -609,8 +623,52 @@ describe("cancellation and failure", () => {
     );
     const other = createExecutor({ client, functions: [limited], store });
     await expect(other.start()).rejects.toThrow(/"concurrency", which the embedded executor does not implement/);
-    const cron = client.createFunction({ id: "cron", triggers: [{ cron: "* * * * *" }] }, async () => null);
-    await expect(createExecutor({ client, functions: [cron], store }).start()).rejects.toThrow(/cron trigger/);
+    const badCron = client.createFunction({ id: "bad-cron", triggers: [{ cron: "0 0 30 2 *" }] }, async () => null);
+    await expect(createExecutor({ client, functions: [badCron], store }).start()).rejects.toThrow(/never fires/);
+  });
+});
+
+describe("cron", () => {
+  test("a cron trigger starts a run with inngest/scheduled.timer at each tick, and schedules the next", async () => {
+    let offset = 0;
+    const clock = () => new Date(Date.now() + offset);
+    const cronApp = new Inngest({ id: "conf-cron", logger: quiet });
+    const ticker = cronApp.createFunction(
+      { id: "tick", triggers: [{ cron: "*/5 * * * *" }] },
+      async ({ event, step }) => {
+        const n = await step.run("count", () => {
+          hit("cron:tick");
+          return count("cron:tick");
+        });
+        return { name: event.name, cron: (event.data as { cron?: string }).cron, n };
+      },
+    );
+    const cronEx = createExecutor({ client: cronApp, functions: [ticker], store, pollIntervalMs: 20, now: clock });
+    await cronEx.start();
+    try {
+      const items = () => store.listItems("cron:conf-cron-tick");
+      const [first] = await items();
+      expect(first?.kind).toBe("cron");
+      expect(first!.runAt.getUTCMinutes() % 5).toBe(0);
+      expect(first!.runAt.getUTCSeconds()).toBe(0);
+      expect(first?.runAt.getTime()).toBeGreaterThan(Date.now());
+      expect((await cronEx.listRuns({ functionId: "conf-cron-tick" })).length).toBe(0);
+      // a restart keeps the scheduled tick instead of adding another
+      await cronEx.stop();
+      await cronEx.start();
+      expect((await items()).map((i) => i.id)).toEqual([first?.id]);
+      // jump the clock to the tick
+      offset = (first?.runAt.getTime() ?? 0) - Date.now() + 5;
+      const runs = await until(
+        () => cronEx.listRuns({ functionId: "conf-cron-tick" }),
+        (r) => r.length === 1 && r[0]?.status === "completed",
+      );
+      expect(runs[0]?.output).toEqual({ name: "inngest/scheduled.timer", cron: "*/5 * * * *", n: 1 });
+      const [second] = await items();
+      expect(second?.runAt.getTime()).toBe((first?.runAt.getTime() ?? 0) + 5 * 60_000);
+    } finally {
+      await cronEx.stop();
+    }
   });
 });
 

@@ -10,6 +10,7 @@
 // but whose result was not yet committed runs again (at least once), never after its commit.
 import { randomBytes } from "node:crypto";
 import type { Inngest, InngestFunction } from "inngest";
+import { nextCronTime, parseCron } from "./cron.ts";
 import { isIsoDate, parseDuration, parseRetryAfter, resolveInstant } from "./duration.ts";
 import { compileExpression, ExpressionError, expressionMatches } from "./expression.ts";
 import { ulid } from "./ids.ts";
@@ -42,6 +43,7 @@ export const INTERNAL_EVENTS = {
   FunctionFinished: "inngest/function.finished",
   FunctionCancelled: "inngest/function.cancelled",
   FunctionInvoked: "inngest/function.invoked",
+  ScheduledTimer: "inngest/scheduled.timer",
 } as const;
 
 /** Function options this executor does not implement: a function using one is refused at start(). */
@@ -192,10 +194,12 @@ export function validateFunctionConfig(config: FunctionConfig): void {
     }
   }
   for (const t of config.triggers ?? []) {
-    if (t.cron !== undefined)
-      throw new Error(
-        `executor: function "${config.id}" has a cron trigger, which the embedded executor does not implement`,
-      );
+    if (t.cron !== undefined) {
+      if (typeof t.cron !== "string") throw new Error(`executor: function "${config.id}" has an invalid cron trigger`);
+      parseCron(t.cron);
+      if (typeof t.jitter === "string" && t.jitter) parseDuration(t.jitter);
+      continue;
+    }
     if (typeof t.event !== "string")
       throw new Error(`executor: function "${config.id}" has a trigger without an event name`);
     if (t.expression) compileExpression(t.expression);
@@ -206,11 +210,17 @@ export function validateFunctionConfig(config: FunctionConfig): void {
   }
 }
 
+/** An event trigger matches its event name exactly, or by prefix when it ends in "*" ("app/*"). */
+export function triggerMatchesName(trigger: string, name: string): boolean {
+  return trigger.endsWith("*") ? name.startsWith(trigger.slice(0, -1)) : trigger === name;
+}
+
 const keys = {
   call: (runId: string) => `${runId}:call`,
   step: (runId: string, stepId: string) => `${runId}:step:${stepId}`,
   sleep: (runId: string, stepId: string) => `${runId}:sleep:${stepId}`,
   timeout: (runId: string, stepId: string) => `${runId}:timeout:${stepId}`,
+  cron: (functionId: string, cron: string) => `cron:${functionId}:${cron}`,
 };
 
 function opName(op: OutgoingOp): string | null {
@@ -333,7 +343,10 @@ export function createExecutor(options: ExecutorOptions): Executor {
       // 3. triggers
       for (const f of fns) {
         const hit = (f.config.triggers ?? []).some(
-          (t) => t.event === event.name && safeMatches(t.expression, { event }),
+          (t) =>
+            typeof t.event === "string" &&
+            triggerMatchesName(t.event, event.name) &&
+            safeMatches(t.expression, { event }),
         );
         if (!hit) continue;
         const runId = ulid();
@@ -762,7 +775,50 @@ export function createExecutor(options: ExecutorOptions): Executor {
     });
   }
 
+  /** When a cron item fires next: the next matching minute after `after`, plus the trigger's jitter. */
+  function nextCronItem(functionId: string, cron: string, jitter: string | null, after: Date) {
+    const at = nextCronTime(parseCron(cron), after);
+    const jitterMs = jitter ? Math.floor(Math.random() * parseDuration(jitter)) : 0;
+    return {
+      id: ulid(),
+      runId: `cron:${functionId}`,
+      functionId,
+      kind: "cron" as const,
+      dedupeKey: keys.cron(functionId, cron),
+      payload: { cron, jitter, scheduledFor: at.toISOString() },
+      runAt: new Date(at.getTime() + jitterMs),
+    };
+  }
+
+  /** A cron tick: start a run with an inngest/scheduled.timer event and schedule the next tick. */
+  async function processCron(item: QueueItem): Promise<void> {
+    const cron = typeof item.payload?.cron === "string" ? item.payload.cron : "";
+    const jitter = typeof item.payload?.jitter === "string" ? item.payload.jitter : null;
+    let runId: string | null = null;
+    await store.transaction(async (tx) => {
+      if (!(await tx.finishItem(item.id, workerId, now()))) throw new LeaseLostError(item.id);
+      const fn = (await tx.listFunctions()).find((f) => f.id === item.functionId);
+      if (!fn || !(fn.config.triggers ?? []).some((t) => t.cron === cron)) return; // trigger gone
+      const eventId = ulid();
+      const scheduledFor = typeof item.payload?.scheduledFor === "string" ? Date.parse(item.payload.scheduledFor) : NaN;
+      const event: EventPayload = {
+        name: INTERNAL_EVENTS.ScheduledTimer,
+        data: { cron },
+        id: eventId,
+        ts: Number.isNaN(scheduledFor) ? now().getTime() : scheduledFor,
+      };
+      await tx.insertEvent({ id: eventId, externalId: null, name: event.name, payload: event });
+      runId = ulid();
+      await tx.createRun({ id: runId, functionId: fn.id, event, eventId });
+      await tx.requestCall(runId, fn.id, now(), ulid());
+      // ticks missed while nothing ran are not replayed: the next one is after now
+      await tx.enqueue(nextCronItem(fn.id, cron, jitter, now()));
+    });
+    if (runId) kick();
+  }
+
   async function processTimer(item: QueueItem): Promise<void> {
+    if (item.kind === "cron") return processCron(item);
     await store.transaction(async (tx) => {
       const run = await tx.lockRun(item.runId);
       if (!(await tx.finishItem(item.id, workerId, now()))) throw new LeaseLostError(item.id);
@@ -902,7 +958,7 @@ export function createExecutor(options: ExecutorOptions): Executor {
     ]);
     const pending: RunPendingView[] = [];
     for (const i of items) {
-      if (i.kind === "wait_timeout") continue;
+      if (i.kind === "wait_timeout" || i.kind === "cron") continue;
       pending.push({
         kind: i.kind,
         stepId: i.stepId,
@@ -958,6 +1014,19 @@ export function createExecutor(options: ExecutorOptions): Executor {
           (f) => f.appId === app.appId && !records.some((r) => r.id === f.id),
         );
         await tx.replaceFunctions(app.appId, records);
+        // one cron item per (function, cron trigger); triggers that changed or went away lose theirs
+        const cronItems = records.flatMap((r) =>
+          (r.config.triggers ?? []).flatMap((t) =>
+            typeof t.cron === "string"
+              ? [nextCronItem(r.id, t.cron, typeof t.jitter === "string" && t.jitter ? t.jitter : null, now())]
+              : [],
+          ),
+        );
+        await tx.deleteCronItems(
+          [...removed.map((f) => f.id), ...records.map((r) => r.id)],
+          cronItems.map((i) => i.dedupeKey),
+        );
+        for (const item of cronItems) await tx.enqueue(item);
         // runs of functions the app no longer has would wait forever: end them, loudly
         for (const run of await tx.activeRunsOf(removed.map((f) => f.id))) {
           const locked = await tx.lockRun(run.id);

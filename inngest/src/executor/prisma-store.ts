@@ -285,6 +285,13 @@ class PrismaStoreTx implements StoreTx {
     });
   }
 
+  async deleteCronItems(functionIds: string[], keepKeys: string[]): Promise<void> {
+    if (functionIds.length === 0) return;
+    await this.tx.executorQueueItem.deleteMany({
+      where: { kind: "cron", functionId: { in: functionIds }, dedupeKey: { notIn: keepKeys } },
+    });
+  }
+
   async deleteItemByKey(dedupeKey: string): Promise<void> {
     await this.tx.executorQueueItem.deleteMany({ where: { dedupeKey } });
   }

@@ -105,9 +105,9 @@ export interface NewStep {
 /**
  * Work items. `call`: ask the SDK what to do next (discovery, stepId=step). `step`: run one planned
  * step (stepId=<hash>). `sleep`: memoize a Sleep when due. `wait_timeout`: time out a waitForEvent
- * or invoke when due.
+ * or invoke when due. `cron`: start a run of a cron-triggered function (runId is "cron:<function>").
  */
-export type QueueKind = "call" | "step" | "sleep" | "wait_timeout";
+export type QueueKind = "call" | "step" | "sleep" | "wait_timeout" | "cron";
 
 export interface QueueItem {
   id: string;
@@ -190,6 +190,8 @@ export interface StoreTx {
    */
   finishItem(itemId: string, workerId: string, now: Date, again?: { runAt: Date; attempt: number }): Promise<boolean>;
   countItems(runId: string, kind: QueueKind, excludeItemId?: string): Promise<number>;
+  /** Delete the cron items of these functions except the ones with the given dedupe keys. */
+  deleteCronItems(functionIds: string[], keepKeys: string[]): Promise<void>;
   deleteItemByKey(dedupeKey: string): Promise<void>;
   /** Delete every queue item and wait of the run (terminal runs). */
   clearRunWork(runId: string): Promise<void>;
