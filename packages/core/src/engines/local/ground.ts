@@ -1,0 +1,227 @@
+// Grounding: find the element a plain-language description names on a screenshot, from OCR runs
+// (text, with character positions) and, where geometry matters (input boxes, checkboxes), the
+// pixels. Everything is in the sent image's pixel space.
+import type { DecodedImage } from "../types.ts";
+import { type ParsedDescription, parseDescription, type RelationKind, type Role } from "./describe.ts";
+import { type Box, boxCenter, decodeToRgba, type RgbaImage, roundBox } from "./image.ts";
+import { buildSegments, findText, type Segment, type TextMatch } from "./match-text.ts";
+import { type LocalOcrResult, type OcrRun, runLocalOcr } from "./ocr.ts";
+import { inputBoxForLabel, onFilledShape, smallControlBeside } from "./pixels.ts";
+
+/** Below this match score an element counts as not found. */
+export const FOUND_THRESHOLD = 0.8;
+
+export interface GroundResult {
+  found: boolean;
+  x: number | null;
+  y: number | null;
+  bbox: Box | null;
+  /** 0..1; for found=false, how close the nearest candidate came */
+  confidence: number;
+  /** what OCR read at the chosen place (or the nearest miss) */
+  matchedText: string | null;
+  /** a short human explanation, used in fail reasons */
+  reason: string;
+}
+
+export interface OcrView {
+  runs: OcrRun[];
+  width: number;
+  height: number;
+}
+
+interface Candidate {
+  match: TextMatch;
+  /** score after role and geometry adjustments */
+  score: number;
+  point: { x: number; y: number };
+  bbox: Box;
+}
+
+const FIELD_ROLES: Role[] = ["field", "dropdown"];
+
+/** A prepared screenshot: OCR runs, their joined segments and (optionally) pixels. */
+export interface GroundingContext {
+  ocr: OcrView;
+  segments: Segment[];
+  pixels: RgbaImage | null;
+}
+
+export function groundingContext(ocr: OcrView, pixels: RgbaImage | null): GroundingContext {
+  return { ocr, segments: buildSegments(ocr.runs), pixels };
+}
+
+function notFound(confidence: number, matchedText: string | null, reason: string): GroundResult {
+  return { found: false, x: null, y: null, bbox: null, confidence: round3(Math.max(0, confidence)), matchedText, reason };
+}
+
+function round3(n: number): number {
+  return Math.round(n * 1000) / 1000;
+}
+
+/** Text candidates over the readings of the text, best first; later readings are slightly discounted. */
+function textCandidates(ctx: GroundingContext, texts: string[]): TextMatch[] {
+  const all: TextMatch[] = [];
+  texts.forEach((t, k) => {
+    for (const m of findText(ctx.segments, t, 0.5)) all.push({ ...m, score: m.score - 0.02 * k });
+  });
+  return all.sort((a, b) => b.score - a.score);
+}
+
+function candidateFor(ctx: GroundingContext, m: TextMatch, role: Role | null): Candidate {
+  let score = m.score;
+  let bbox = m.bbox;
+  let point = boxCenter(m.bbox);
+  // standalone labels (the whole run) are what buttons, links and tabs show
+  if (m.whole) score += 0.04;
+  if (ctx.pixels && role === "button" && onFilledShape(ctx.pixels, m.bbox)) score += 0.03;
+  if (ctx.pixels && role && FIELD_ROLES.includes(role)) {
+    const input = inputBoxForLabel(ctx.pixels, m.bbox);
+    if (input) {
+      bbox = input.box;
+      point = input.where === "inside" ? boxCenter(m.bbox) : boxCenter(input.box);
+      if (input.where === "inside") bbox = input.box;
+      score += 0.03;
+    } else {
+      score -= 0.02;
+    }
+  }
+  return { match: m, score, point, bbox };
+}
+
+function pickOrdinal(cands: Candidate[], ordinal: number | null): Candidate | undefined {
+  const best = cands[0];
+  if (!best || ordinal === null) return best;
+  const peers = cands
+    .filter((c) => c.match.score >= best.match.score - 0.05)
+    .sort((a, b) => (Math.abs(a.point.y - b.point.y) > 8 ? a.point.y - b.point.y : a.point.x - b.point.x));
+  return ordinal === -1 ? peers[peers.length - 1] : peers[ordinal - 1];
+}
+
+function found(c: Candidate, confidence: number, reason: string): GroundResult {
+  const bbox = roundBox(c.bbox);
+  return {
+    found: true,
+    x: Math.round(c.point.x),
+    y: Math.round(c.point.y),
+    bbox,
+    confidence: round3(Math.min(1, Math.max(0, confidence))),
+    matchedText: c.match.text,
+    reason,
+  };
+}
+
+/** Grounds one description against prepared OCR (pure apart from reading pixels). */
+export function groundInContext(ctx: GroundingContext, description: string): GroundResult {
+  const parsed = parseDescription(description);
+  if (parsed.ordinal !== null) {
+    // "First name" is a label, "the first Edit link" an ordinal: the literal reading wins when it matches
+    const literal = groundParsed(ctx, parseDescription(description, { ordinals: false }), description);
+    if (literal.found) return literal;
+  }
+  return groundParsed(ctx, parsed, description);
+}
+
+function groundParsed(ctx: GroundingContext, parsed: ParsedDescription, description: string): GroundResult {
+  if (parsed.relation && parsed.relation.kind !== "labelled") return groundRelative(ctx, parsed);
+  if ((parsed.role === "checkbox" || parsed.role === "radio") && parsed.texts[0]) {
+    // "the Remember me checkbox": the control beside that label
+    return groundRelative(ctx, { ...parsed, texts: [], relation: { kind: "next-to", anchor: parsed.texts[0] } });
+  }
+  const text = parsed.texts[0];
+  if (!text) return notFound(0, null, `"${description}" names no text to look for`);
+  const matches = textCandidates(ctx, parsed.texts);
+  const cands = matches.map((m) => candidateFor(ctx, m, parsed.role)).sort((a, b) => b.score - a.score);
+  const best = pickOrdinal(cands, parsed.ordinal);
+  if (!best || best.match.score < FOUND_THRESHOLD) {
+    const near = cands[0];
+    return notFound(
+      near ? near.match.score * near.match.ocrConfidence : 0,
+      near?.match.text ?? null,
+      near ? `no text matching "${text}" is visible (closest: "${near.match.text}")` : `no text matching "${text}" is visible`,
+    );
+  }
+  return found(best, Math.min(1, best.match.score) * best.match.ocrConfidence, `matched "${best.match.text}"`);
+}
+
+/** "the checkbox next to Remember me", "the button below Total", "the field right of Name". */
+function groundRelative(ctx: GroundingContext, parsed: ParsedDescription): GroundResult {
+  const rel = parsed.relation;
+  if (!rel) return notFound(0, null, "no relation");
+  const anchors = textCandidates(ctx, [rel.anchor]).filter((m) => m.score >= FOUND_THRESHOLD);
+  const anchor = anchors[0];
+  if (!anchor) {
+    const near = findText(ctx.segments, rel.anchor, 0.5)[0];
+    return notFound(near ? near.score * near.ocrConfidence : 0, near?.text ?? null, `no text matching "${rel.anchor}" is visible`);
+  }
+  const a = anchor.bbox;
+  const aConf = anchor.score * anchor.ocrConfidence;
+  const role = parsed.role;
+  // a control beside the label: checkbox, radio, toggle, icon
+  const text = parsed.texts[0] ?? null;
+  if (!text || role === "checkbox" || role === "radio" || role === "icon") {
+    if (ctx.pixels && (role === "checkbox" || role === "radio" || role === "icon" || !role)) {
+      const sides: ("left" | "right")[] = rel.kind === "right-of" ? ["right"] : rel.kind === "left-of" ? ["left"] : ["left", "right"];
+      for (const side of sides) {
+        const box = smallControlBeside(ctx.pixels, a, side);
+        if (box) return found({ match: anchor, score: anchor.score, point: boxCenter(box), bbox: box }, aConf * 0.95, `control ${side} of "${anchor.text}"`);
+      }
+    }
+    if (ctx.pixels && role && FIELD_ROLES.includes(role)) {
+      const input = inputBoxForLabel(ctx.pixels, a);
+      if (input) return found({ match: anchor, score: anchor.score, point: boxCenter(input.box), bbox: input.box }, aConf * 0.95, `field beside "${anchor.text}"`);
+    }
+    if (!text) {
+      // no visible control found: clicking the label itself toggles most checkboxes and radios
+      return found({ match: anchor, score: anchor.score, point: boxCenter(a), bbox: a }, aConf * 0.6, `label "${anchor.text}" (no control seen beside it)`);
+    }
+  }
+  // a named element in a direction from the anchor: nearest match of the text there
+  if (!text) return notFound(aConf, anchor.text, "nothing to look for beside the anchor");
+  const cands = textCandidates(ctx, parsed.texts)
+    .filter((m) => m.score >= FOUND_THRESHOLD && m.bbox !== a)
+    .map((m) => ({ m, d: directionalDistance(a, m.bbox, rel.kind) }))
+    .filter((x) => Number.isFinite(x.d))
+    .sort((x, y) => x.d - y.d || y.m.score - x.m.score);
+  const best = cands[0];
+  if (!best) return notFound(aConf * 0.5, null, `no "${text}" ${rel.kind.replace("-", " ")} "${rel.anchor}"`);
+  const c = candidateFor(ctx, best.m, role);
+  return found(c, best.m.score * best.m.ocrConfidence, `"${best.m.text}" ${rel.kind.replace("-", " ")} "${anchor.text}"`);
+}
+
+/** Distance from anchor to box in the named direction; Infinity when the box is not that way. */
+export function directionalDistance(anchor: Box, b: Box, kind: RelationKind): number {
+  const ac = boxCenter(anchor);
+  const bc = boxCenter(b);
+  const dx = bc.x - ac.x;
+  const dy = bc.y - ac.y;
+  const rowTol = Math.max(anchor.height, b.height);
+  switch (kind) {
+    case "right-of":
+      return b.x >= anchor.x + anchor.width - 2 && Math.abs(dy) < rowTol ? dx : Number.POSITIVE_INFINITY;
+    case "left-of":
+      return b.x + b.width <= anchor.x + 2 && Math.abs(dy) < rowTol ? -dx : Number.POSITIVE_INFINITY;
+    case "below":
+      return b.y >= anchor.y + anchor.height - 2 ? dy + Math.abs(dx) * 0.5 : Number.POSITIVE_INFINITY;
+    case "above":
+      return b.y + b.height <= anchor.y + 2 ? -dy + Math.abs(dx) * 0.5 : Number.POSITIVE_INFINITY;
+    default:
+      return Math.hypot(dx, dy);
+  }
+}
+
+/** Grounds a description on a screenshot: OCR (cached per image) plus pixels. */
+export async function groundElement(
+  image: DecodedImage,
+  description: string,
+  signal?: AbortSignal,
+): Promise<GroundResult & { ocr: LocalOcrResult }> {
+  const ctx = await prepareGrounding(image, signal);
+  return { ...groundInContext(ctx, description), ocr: ctx.ocr as LocalOcrResult };
+}
+
+/** OCR and pixels of a screenshot, ready for several groundings. */
+export async function prepareGrounding(image: DecodedImage, signal?: AbortSignal): Promise<GroundingContext & { ocr: LocalOcrResult }> {
+  const [ocr, pixels] = await Promise.all([runLocalOcr(image, signal), decodeToRgba(image).catch(() => null)]);
+  return { ...groundingContext(ocr, pixels), ocr };
+}

