@@ -13,7 +13,7 @@ import type {
   Screenshot,
   ScreenSize,
 } from "./provider.ts";
-import { opFail, opOk } from "./provider.ts";
+import { MachineOpError, opFail, opOk } from "./provider.ts";
 
 export type MachineScope = "actions:exec" | "terminal:exec" | "files:read" | "files:write" | "browser:execute";
 
@@ -531,6 +531,9 @@ export async function runCommand(backend: CommandBackend, parsed: ParsedCommand,
         ...opFail("TIMEOUT", `The command did not finish within ${timeoutMs} ms.`),
         duration_ms: Math.round(performance.now() - started),
       };
+    }
+    if (e instanceof MachineOpError) {
+      return { command: parsed.command, ...opFail(e.code, e.message), duration_ms: Math.round(performance.now() - started) };
     }
     throw e;
   } finally {

@@ -248,10 +248,8 @@ export class MockMachineProvider implements MachineProvider {
     }
     // cursor: an arrow drawn as a stack of rows, outlined
     const { x, y } = m.cursor;
-    for (let i = 0; i < 16; i++) {
-      r.fillRect(x - 1, y + i - 1, Math.floor(i * 0.6) + 3, 1, [0, 0, 0]);
-      r.fillRect(x, y + i, Math.floor(i * 0.6) + 1, 1, [255, 255, 255]);
-    }
+    for (let i = 0; i < 16; i++) r.fillRect(x - 1, y + i - 1, Math.floor(i * 0.6) + 3, 3, [0, 0, 0]);
+    for (let i = 0; i < 16; i++) r.fillRect(x, y + i, Math.floor(i * 0.6) + 1, 1, [255, 255, 255]);
     return { png: encodePng(r, 3), mime_type: "image/png", width, height, captured_at: nowIso() };
   }
 

@@ -198,6 +198,16 @@ export function assertDesktop(handle: MachineHandle): void {
   }
 }
 
+/** Thrown by backends for an operation-level failure; runCommand turns it into success: false. */
+export class MachineOpError extends Error {
+  constructor(
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
 export function opOk(result: Record<string, unknown>): OpResult {
   return { success: true, result, error: null };
 }

@@ -1,0 +1,1001 @@
+// The default managed provider: real Linux desktops on the host (DECISIONS.md "Machines").
+//
+// Per machine: an unprivileged user with its own home under rootDir, a free X display served by Xvfb
+// with its own -auth cookie and -nolisten tcp, openbox, and Chromium (own process group, own
+// --user-data-dir in the home, DevTools on 127.0.0.1 at a per-machine port). Input goes through
+// xdotool, screenshots through scrot (ImageMagick `import` as a fallback), VNC through x11vnc +
+// websockify (noVNC) started on demand. Every process runs as the machine's user, detached in its own
+// process group, with a clean environment; stop and terminate reap everything that user runs.
+// See docs/machines-provider.md.
+
+import { spawn } from "node:child_process";
+import { createHash, randomBytes } from "node:crypto";
+import { createReadStream, createWriteStream, existsSync } from "node:fs";
+import { chmod, chown, mkdir, readFile, rm, stat, unlink, writeFile } from "node:fs/promises";
+import path from "node:path";
+import { pipeline } from "node:stream/promises";
+import { z } from "zod";
+import { CoreError } from "../errors.ts";
+import { ChromiumBrowser } from "./browser-controller.ts";
+import type { CommandBackend, InputAction, ParsedCommand } from "./commands.ts";
+import {
+  checkOnScreen,
+  parseBatch,
+  parseBrowserOp,
+  parseCommand,
+  parseFileOp,
+  parseTerminal,
+  parseTimeout,
+  runBatch,
+  runCommand,
+} from "./commands.ts";
+import { runFileOp } from "./file-ops.ts";
+import { toKeysym } from "./keys.ts";
+import { LocalHomeFs } from "./local-fs.ts";
+import { isInside } from "./paths.ts";
+import { pngSize } from "./png.ts";
+import type { ProcInfo, UserIdentity } from "./process-utils.ts";
+import {
+  canConnectUnix,
+  delay,
+  isAlive,
+  portFree,
+  portOpen,
+  processesOfUid,
+  reapUid,
+  run,
+  runChecked,
+  signalGroup,
+  spawnDaemon,
+  userEnv,
+  waitFor,
+} from "./process-utils.ts";
+import type {
+  BatchResult,
+  CommandResult,
+  ConnectionInfo,
+  ExecuteOptions,
+  MachineHandle,
+  MachineProvider,
+  OpResult,
+  ReconcileResult,
+  Screenshot,
+  SnapshotInfo,
+  TerminateResult,
+} from "./provider.ts";
+import { assertDesktop, assertStatus, MachineHandleBase, MachineOpError, nowIso, ProvisionInput } from "./provider.ts";
+import { TerminalSessions } from "./terminal-sessions.ts";
+
+export interface LocalDesktopProviderOptions {
+  /** homes live in rootDir/<user>, per-machine runtime files (X cookie, VNC password, logs) in rootDir/.runtime/<user> */
+  rootDir: string;
+  /** where snapshot archives go (default rootDir/.snapshots) */
+  snapshotDir?: string;
+  /** user names are `${userPrefix}-<12 hex of sha256(machine id)>` (default "cua") */
+  userPrefix?: string;
+  /** X display numbers to use, inclusive (default 100..899) */
+  displayRange?: [number, number];
+  /** per-machine ports are base + display number */
+  devtoolsPortBase?: number;
+  vncPortBase?: number;
+  websocketPortBase?: number;
+  /** host name put into connection() answers (default 127.0.0.1) */
+  publicHost?: string;
+  /** address websockify listens on (default 127.0.0.1; 0.0.0.0 to serve noVNC to other hosts) */
+  websocketListenHost?: string;
+  chromiumPath?: string;
+  /** keep Chromium's sandbox (default true; needs user namespaces) */
+  chromiumSandbox?: boolean;
+  /** bound for each startup ready check (default 30000 ms) */
+  startTimeoutMs?: number;
+  novncWebDir?: string;
+  /** PNG compression level passed to scrot -q (1..100, higher = faster, larger); default 75 */
+  screenshotQuality?: number;
+  /** provider name stored in handles (default "local-desktop") */
+  name?: string;
+}
+
+const ProcRecord = z.object({ role: z.string(), pid: z.number().int(), start_time: z.number() });
+
+export const LocalDesktopHandle = MachineHandleBase.extend({
+  user: z.string().regex(/^[a-z][a-z0-9-]{1,31}$/),
+  uid: z.number().int().positive(),
+  gid: z.number().int().positive(),
+  home_dir: z.string().startsWith("/"),
+  runtime_dir: z.string().startsWith("/"),
+  display: z.number().int().nullable(),
+  devtools_port: z.number().int().nullable(),
+  vnc_port: z.number().int().nullable(),
+  websocket_port: z.number().int().nullable(),
+  processes: z.array(ProcRecord),
+});
+export type LocalDesktopHandle = z.infer<typeof LocalDesktopHandle> & MachineHandle;
+
+const CHROMIUM_PROFILE = ".config/cua-chromium";
+const SNAPSHOT_ID = /^snap_[0-9a-f]{24}$/;
+
+class Mutex {
+  private tail: Promise<unknown> = Promise.resolve();
+  run<T>(fn: () => Promise<T>): Promise<T> {
+    const next = this.tail.then(fn, fn);
+    this.tail = next.catch(() => {});
+    return next;
+  }
+}
+
+interface Runtime {
+  handle: LocalDesktopHandle;
+  user: UserIdentity;
+  lifecycle: Mutex;
+  input: Mutex;
+  terminals: TerminalSessions;
+  browser: ChromiumBrowser;
+  fs: LocalHomeFs;
+}
+
+function basename(p: string | undefined): string {
+  return p ? path.posix.basename(p) : "";
+}
+
+function xauthEntry(display: number, cookie: Buffer): Buffer {
+  // FamilyWild (0xffff) entry: matches any host address for this display number
+  const field = (b: Buffer) => {
+    const len = Buffer.alloc(2);
+    len.writeUInt16BE(b.length);
+    return Buffer.concat([len, b]);
+  };
+  const family = Buffer.alloc(2);
+  family.writeUInt16BE(0xffff);
+  return Buffer.concat([family, field(Buffer.alloc(0)), field(Buffer.from(String(display))), field(Buffer.from("MIT-MAGIC-COOKIE-1")), field(cookie)]);
+}
+
+export class LocalDesktopProvider implements MachineProvider {
+  readonly name: string;
+  private readonly rootDir: string;
+  private readonly runtimeRoot: string;
+  private readonly snapshotDir: string;
+  private readonly opts: Required<Omit<LocalDesktopProviderOptions, "rootDir" | "snapshotDir" | "name">>;
+  private readonly runtimes = new Map<string, Runtime>();
+  private readonly machineLocks = new Map<string, Mutex>();
+  private readonly claimedDisplays = new Set<number>();
+  private readonly userAdmin = new Mutex();
+
+  constructor(options: LocalDesktopProviderOptions) {
+    if (!path.isAbsolute(options.rootDir) || path.resolve(options.rootDir) === "/") {
+      throw new Error("LocalDesktopProvider: rootDir must be an absolute directory other than /");
+    }
+    this.name = options.name ?? "local-desktop";
+    this.rootDir = path.resolve(options.rootDir);
+    this.runtimeRoot = path.join(this.rootDir, ".runtime");
+    this.snapshotDir = path.resolve(options.snapshotDir ?? path.join(this.rootDir, ".snapshots"));
+    this.opts = {
+      userPrefix: options.userPrefix ?? "cua",
+      displayRange: options.displayRange ?? [100, 899],
+      devtoolsPortBase: options.devtoolsPortBase ?? 40_000,
+      vncPortBase: options.vncPortBase ?? 41_000,
+      websocketPortBase: options.websocketPortBase ?? 42_000,
+      publicHost: options.publicHost ?? "127.0.0.1",
+      websocketListenHost: options.websocketListenHost ?? "127.0.0.1",
+      chromiumPath: options.chromiumPath ?? (existsSync("/usr/lib/chromium/chromium") ? "/usr/lib/chromium/chromium" : "chromium"),
+      chromiumSandbox: options.chromiumSandbox ?? true,
+      startTimeoutMs: options.startTimeoutMs ?? 30_000,
+      novncWebDir: options.novncWebDir ?? "/usr/share/novnc",
+      screenshotQuality: options.screenshotQuality ?? 75,
+    };
+    if (!/^[a-z][a-z0-9]{0,10}$/.test(this.opts.userPrefix)) throw new Error("LocalDesktopProvider: userPrefix must match ^[a-z][a-z0-9]{0,10}$");
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // identities and bookkeeping
+
+  /** The Linux user name of a machine id. */
+  userNameFor(machineId: string): string {
+    return `${this.opts.userPrefix}-${createHash("sha256").update(machineId).digest("hex").slice(0, 12)}`;
+  }
+
+  private lockFor(machineId: string): Mutex {
+    let m = this.machineLocks.get(machineId);
+    if (!m) {
+      m = new Mutex();
+      this.machineLocks.set(machineId, m);
+    }
+    return m;
+  }
+
+  private parseHandle(handle: MachineHandle): LocalDesktopHandle {
+    const r = LocalDesktopHandle.safeParse(handle);
+    if (!r.success || r.data.provider !== this.name) {
+      throw new CoreError("INTERNAL_ERROR", "The machine handle does not belong to the local desktop provider.");
+    }
+    const h = r.data as LocalDesktopHandle;
+    if (h.user !== this.userNameFor(h.machine_id) || h.home_dir !== path.join(this.rootDir, h.user) || h.runtime_dir !== path.join(this.runtimeRoot, h.user)) {
+      throw new CoreError("INTERNAL_ERROR", "The machine handle's paths do not match this provider's root directory.");
+    }
+    return h;
+  }
+
+  private runtime(handle: MachineHandle): Runtime {
+    const h = this.parseHandle(handle);
+    let rt = this.runtimes.get(h.machine_id);
+    if (!rt) {
+      const user: UserIdentity = { name: h.user, uid: h.uid, gid: h.gid, home: h.home_dir };
+      const created: Runtime = {
+        handle: h,
+        user,
+        lifecycle: this.lockFor(h.machine_id),
+        input: new Mutex(),
+        terminals: new TerminalSessions(user, () => this.envFor(created)),
+        browser: new ChromiumBrowser({
+          devtoolsPort: () => {
+            if (created.handle.devtools_port === null) throw new MachineOpError("BROWSER_UNAVAILABLE", "The machine has no desktop running.");
+            return created.handle.devtools_port;
+          },
+          ensureRunning: () => this.ensureChromium(created),
+          stopBrowser: () => this.stopChromium(created),
+        }),
+        fs: new LocalHomeFs(user),
+      };
+      rt = created;
+      this.runtimes.set(h.machine_id, rt);
+    } else if (Date.parse(h.updated_at) > Date.parse(rt.handle.updated_at)) {
+      rt.handle = h;
+    }
+    return rt;
+  }
+
+  private running(handle: MachineHandle): Runtime {
+    const rt = this.runtime(handle);
+    assertStatus(rt.handle, ["running"]);
+    return rt;
+  }
+
+  private envFor(rt: Runtime): Record<string, string> {
+    const h = rt.handle;
+    return userEnv(rt.user, h.display === null ? {} : { DISPLAY: `:${h.display}`, XAUTHORITY: path.join(h.runtime_dir, "Xauthority") });
+  }
+
+  private touch(rt: Runtime, patch: Partial<LocalDesktopHandle>): LocalDesktopHandle {
+    rt.handle = { ...rt.handle, ...patch, updated_at: nowIso() };
+    return { ...rt.handle };
+  }
+
+  private async ensureRoot(): Promise<void> {
+    for (const [dir, mode] of [
+      [this.rootDir, 0o711],
+      [this.runtimeRoot, 0o711],
+      [this.snapshotDir, 0o700],
+    ] as const) {
+      await mkdir(dir, { recursive: true, mode });
+      await chown(dir, 0, 0);
+      await chmod(dir, mode);
+    }
+    // Xvfb creates /tmp/.X11-unix when missing, owned by whoever runs first: pre-create it as root
+    await mkdir("/tmp/.X11-unix", { recursive: true });
+    const st = await stat("/tmp/.X11-unix");
+    if (st.uid !== 0 || (st.mode & 0o7777) !== 0o1777) {
+      await chown("/tmp/.X11-unix", 0, 0);
+      await chmod("/tmp/.X11-unix", 0o1777);
+    }
+  }
+
+  private async lookupUser(name: string): Promise<{ uid: number; gid: number; gecos: string; home: string } | null> {
+    const passwd = await readFile("/etc/passwd", "utf8");
+    for (const line of passwd.split("\n")) {
+      const f = line.split(":");
+      if (f[0] === name) return { uid: Number(f[2]), gid: Number(f[3]), gecos: f[4] ?? "", home: f[5] ?? "" };
+    }
+    return null;
+  }
+
+  /** useradd/userdel take /etc/passwd locks: serialise in-process and retry across processes */
+  private async userAdminRun(cmd: string, args: string[]): Promise<void> {
+    await this.userAdmin.run(async () => {
+      for (let attempt = 0; ; attempt++) {
+        const r = await run(cmd, args, { timeoutMs: 30_000 });
+        if (r.code === 0) return;
+        const busy = r.code === 10 || /lock|try again/i.test(r.stderr);
+        if (!busy || attempt >= 40) throw new Error(`${cmd} failed (exit ${r.code}): ${r.stderr.trim()}`);
+        await delay(100 + Math.random() * 150);
+      }
+    });
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // lifecycle
+
+  async provision(input: ProvisionInput): Promise<MachineHandle> {
+    const p = ProvisionInput.parse(input);
+    const name = this.userNameFor(p.machineId);
+    return this.lockFor(p.machineId).run(async () => {
+      await this.ensureRoot();
+      const home = path.join(this.rootDir, name);
+      const runtimeDir = path.join(this.runtimeRoot, name);
+      const gecos = `cua machine ${p.machineId.replace(/[^A-Za-z0-9_-]/g, "_")}`;
+      let u = await this.lookupUser(name);
+      if (u && (u.gecos !== gecos || u.home !== home)) {
+        throw new CoreError("INTERNAL_ERROR", `The system user ${name} exists and does not belong to this machine.`);
+      }
+      if (!u) {
+        await this.userAdminRun("useradd", ["--no-create-home", "--home-dir", home, "--shell", "/bin/bash", "--user-group", "--comment", gecos, name]);
+        u = await this.lookupUser(name);
+        if (!u) throw new CoreError("INTERNAL_ERROR", `useradd did not create ${name}.`);
+      }
+      const user: UserIdentity = { name, uid: u.uid, gid: u.gid, home };
+      try {
+        for (const [dir, mode] of [
+          [home, 0o700],
+          [runtimeDir, 0o700],
+        ] as const) {
+          await mkdir(dir, { recursive: true, mode });
+          await chown(dir, user.uid, user.gid);
+          await chmod(dir, mode);
+        }
+        // the rest is created by the user itself
+        await runChecked("/bin/sh", ["-c", 'mkdir -p -- "$1/Desktop" "$1/Documents" "$1/Downloads" "$1/.tmp" "$1/.config"', "sh", home], { user, timeoutMs: 10_000 });
+        const vncPass = path.join(runtimeDir, "vnc.pass");
+        if (!existsSync(vncPass)) {
+          const pw = randomBytes(12).toString("base64").replace(/[^A-Za-z0-9]/g, "").slice(0, 8).padEnd(8, "x");
+          await writeFile(vncPass, `${pw}\n`, { mode: 0o600 });
+          await chown(vncPass, user.uid, user.gid);
+        }
+        const now = nowIso();
+        const handle: LocalDesktopHandle = {
+          provider: this.name,
+          machine_id: p.machineId,
+          display_name: p.displayName,
+          status: "stopped",
+          screen: p.screen,
+          desktop_enabled: p.desktopEnabled,
+          created_at: now,
+          updated_at: now,
+          user: name,
+          uid: user.uid,
+          gid: user.gid,
+          home_dir: home,
+          runtime_dir: runtimeDir,
+          display: null,
+          devtools_port: null,
+          vnc_port: null,
+          websocket_port: null,
+          processes: [],
+        };
+        const existing = this.runtimes.get(p.machineId);
+        if (existing && existing.handle.status === "running") return { ...existing.handle };
+        this.runtimes.delete(p.machineId);
+        const rt = this.runtime(handle);
+        return await this.startInner(rt);
+      } catch (e) {
+        await this.terminateInner(p.machineId, name, home, runtimeDir, null).catch(() => {});
+        throw e;
+      }
+    });
+  }
+
+  async start(handle: MachineHandle): Promise<MachineHandle> {
+    const rt = this.runtime(handle);
+    return rt.lifecycle.run(async () => {
+      assertStatus(rt.handle, ["stopped"]);
+      await this.ensureRoot();
+      return this.startInner(rt);
+    });
+  }
+
+  async stop(handle: MachineHandle): Promise<MachineHandle> {
+    const rt = this.runtime(handle);
+    return rt.lifecycle.run(async () => {
+      assertStatus(rt.handle, ["running"]);
+      return this.stopInner(rt);
+    });
+  }
+
+  async restart(handle: MachineHandle): Promise<MachineHandle> {
+    const rt = this.runtime(handle);
+    return rt.lifecycle.run(async () => {
+      assertStatus(rt.handle, ["running"]);
+      await this.stopInner(rt);
+      return this.startInner(rt);
+    });
+  }
+
+  async terminate(handle: MachineHandle): Promise<TerminateResult> {
+    const h = this.parseHandle(handle);
+    return this.lockFor(h.machine_id).run(async () => {
+      const rt = this.runtimes.get(h.machine_id);
+      const leftover = await this.terminateInner(h.machine_id, h.user, h.home_dir, h.runtime_dir, rt?.handle.display ?? h.display, rt);
+      return { machine_id: h.machine_id, terminated: true, leftover_processes: leftover };
+    });
+  }
+
+  private async terminateInner(machineId: string, name: string, home: string, runtimeDir: string, display: number | null, rt?: Runtime): Promise<number> {
+    rt?.terminals.closeAll();
+    await rt?.browser.dispose();
+    this.runtimes.delete(machineId);
+    let leftover = 0;
+    const u = await this.lookupUser(name);
+    if (u && u.uid !== 0) {
+      leftover = await reapUid(u.uid, 2000);
+      await this.userAdminRun("userdel", [name]).catch(async (e) => {
+        // a process that appeared between the reap and userdel: reap once more and retry
+        await reapUid(u.uid, 500);
+        await this.userAdminRun("userdel", [name]).catch(() => {
+          throw e;
+        });
+      });
+    }
+    for (const [dir, parent] of [
+      [home, this.rootDir],
+      [runtimeDir, this.runtimeRoot],
+    ] as const) {
+      if (path.dirname(dir) === parent && path.basename(dir) === name) await rm(dir, { recursive: true, force: true });
+    }
+    if (display !== null) await this.cleanStaleX(display);
+    if (u) leftover = (await processesOfUid(u.uid)).length;
+    return leftover;
+  }
+
+  private async cleanStaleX(display: number): Promise<void> {
+    const lock = `/tmp/.X${display}-lock`;
+    try {
+      const pid = Number((await readFile(lock, "utf8")).trim());
+      if (pid > 0 && (await isAlive(pid))) return;
+      await unlink(lock).catch(() => {});
+    } catch {}
+    await unlink(`/tmp/.X11-unix/X${display}`).catch(() => {});
+    this.claimedDisplays.delete(display);
+  }
+
+  private async pickDisplay(): Promise<number> {
+    const [lo, hi] = this.opts.displayRange;
+    for (let n = lo; n <= hi; n++) {
+      if (this.claimedDisplays.has(n)) continue;
+      if (existsSync(`/tmp/.X${n}-lock`) || existsSync(`/tmp/.X11-unix/X${n}`)) continue;
+      const ports = [this.opts.devtoolsPortBase + n, this.opts.vncPortBase + n, this.opts.websocketPortBase + n];
+      const free = await Promise.all(ports.map((p) => portFree(p)));
+      if (free.every(Boolean)) {
+        this.claimedDisplays.add(n);
+        return n;
+      }
+    }
+    throw new CoreError("UPSTREAM_UNAVAILABLE", "No free X display or ports for another desktop on this host.");
+  }
+
+  private async startInner(rt: Runtime): Promise<LocalDesktopHandle> {
+    const h = rt.handle;
+    if (!h.desktop_enabled) return this.touch(rt, { status: "running", processes: [] });
+    let display: number | null = null;
+    try {
+      let xvfb: { pid: number } | null = null;
+      for (let attempt = 0; attempt < 20 && !xvfb; attempt++) {
+        display = await this.pickDisplay();
+        xvfb = await this.startXvfb(rt, display);
+        if (!xvfb) {
+          // another process took the display between the check and Xvfb's lock: try the next one
+          display = null;
+        }
+      }
+      if (!xvfb || display === null) throw new CoreError("UPSTREAM_UNAVAILABLE", "Xvfb did not start.");
+      this.touch(rt, {
+        display,
+        devtools_port: this.opts.devtoolsPortBase + display,
+        vnc_port: this.opts.vncPortBase + display,
+        websocket_port: this.opts.websocketPortBase + display,
+      });
+      const env = this.envFor(rt);
+      const logDir = rt.handle.runtime_dir;
+      spawnDaemon(rt.user, "openbox", ["--sm-disable"], { env, logFile: path.join(logDir, "openbox.log") });
+      await this.ensureChromium(rt);
+      const processes = await this.recordProcesses(rt);
+      return this.touch(rt, { status: "running", processes });
+    } catch (e) {
+      await this.stopProcesses(rt);
+      if (display !== null) {
+        await this.cleanStaleX(display);
+        this.claimedDisplays.delete(display);
+      }
+      this.touch(rt, { status: "stopped", display: null, devtools_port: null, vnc_port: null, websocket_port: null, processes: [] });
+      throw e instanceof CoreError ? e : new CoreError("UPSTREAM_UNAVAILABLE", `The desktop did not start: ${e instanceof Error ? e.message : String(e)}`);
+    }
+  }
+
+  private async startXvfb(rt: Runtime, display: number): Promise<{ pid: number } | null> {
+    const h = rt.handle;
+    const authFile = path.join(h.runtime_dir, "Xauthority");
+    await writeFile(authFile, xauthEntry(display, randomBytes(16)), { mode: 0o600 });
+    await chown(authFile, rt.user.uid, rt.user.gid);
+    const { child, pid } = spawnDaemon(
+      rt.user,
+      "Xvfb",
+      [`:${display}`, "-screen", "0", `${h.screen.width}x${h.screen.height}x24`, "-auth", authFile, "-nolisten", "tcp", "-noreset", "-dpi", "96"],
+      { env: userEnv(rt.user), logFile: path.join(h.runtime_dir, "xvfb.log") },
+    );
+    let exited = false;
+    child.once("exit", () => {
+      exited = true;
+    });
+    const ready = await waitFor(
+      async () => {
+        if (exited) return true;
+        try {
+          const lockPid = Number((await readFile(`/tmp/.X${display}-lock`, "utf8")).trim());
+          return lockPid === pid && (await canConnectUnix(`/tmp/.X11-unix/X${display}`));
+        } catch {
+          return false;
+        }
+      },
+      Math.min(this.opts.startTimeoutMs, 10_000),
+    );
+    if (ready && !exited) return { pid };
+    signalGroup(pid, "SIGKILL");
+    this.claimedDisplays.delete(display);
+    return null;
+  }
+
+  private chromiumArgs(rt: Runtime): string[] {
+    const h = rt.handle;
+    const args = [
+      `--user-data-dir=${path.join(h.home_dir, CHROMIUM_PROFILE)}`,
+      `--remote-debugging-port=${h.devtools_port}`,
+      "--remote-debugging-address=127.0.0.1",
+      "--test-type",
+      "--no-first-run",
+      "--no-default-browser-check",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+      "--disable-breakpad",
+      "--disable-crash-reporter",
+      "--password-store=basic",
+      "--hide-crash-restore-bubble",
+      "--noerrdialogs",
+      "--disable-features=Translate,MediaRouter,DialMediaRouteProvider",
+      "--window-position=0,0",
+      `--window-size=${h.screen.width},${h.screen.height}`,
+      "--start-maximized",
+    ];
+    if (!this.opts.chromiumSandbox) args.push("--no-sandbox");
+    args.push("about:blank");
+    return args;
+  }
+
+  private isChromiumMain(p: ProcInfo, rt: Runtime): boolean {
+    const profile = `--user-data-dir=${path.join(rt.handle.home_dir, CHROMIUM_PROFILE)}`;
+    return basename(p.cmdline[0]) === basename(this.opts.chromiumPath) && p.cmdline.includes(profile) && !p.cmdline.some((a) => a.startsWith("--type="));
+  }
+
+  private async devtoolsReady(port: number): Promise<boolean> {
+    try {
+      const r = await fetch(`http://127.0.0.1:${port}/json/version`, { signal: AbortSignal.timeout(1000) });
+      return r.ok;
+    } catch {
+      return false;
+    }
+  }
+
+  /** Starts Chromium when its DevTools endpoint does not answer; true when it started it. */
+  private async ensureChromium(rt: Runtime): Promise<boolean> {
+    const h = rt.handle;
+    if (h.display === null || h.devtools_port === null) throw new MachineOpError("BROWSER_UNAVAILABLE", "The machine has no desktop running.");
+    const port = h.devtools_port;
+    if (await this.devtoolsReady(port)) return false;
+    // a stale profile lock (after a kill or a snapshot restore) would make Chromium hand off and exit
+    await run("/bin/sh", ["-c", 'rm -f -- "$1"/Singleton*', "sh", path.join(h.home_dir, CHROMIUM_PROFILE)], { user: rt.user, timeoutMs: 5000 });
+    const { child, pid } = spawnDaemon(rt.user, this.opts.chromiumPath, this.chromiumArgs(rt), {
+      env: { ...this.envFor(rt), XDG_CONFIG_HOME: path.join(h.home_dir, ".config"), XDG_CACHE_HOME: path.join(h.home_dir, ".cache") },
+      logFile: path.join(h.runtime_dir, "chromium.log"),
+    });
+    let exited = false;
+    child.once("exit", () => {
+      exited = true;
+    });
+    const ok = await waitFor(async () => exited || (await this.devtoolsReady(port)), this.opts.startTimeoutMs, 50);
+    if (!ok || exited) {
+      signalGroup(pid, "SIGKILL");
+      throw new MachineOpError("BROWSER_UNAVAILABLE", `Chromium did not open its DevTools endpoint${exited ? " (it exited)" : ""}.`);
+    }
+    return true;
+  }
+
+  private async stopChromium(rt: Runtime): Promise<void> {
+    const mains = (await processesOfUid(rt.user.uid)).filter((p) => this.isChromiumMain(p, rt));
+    for (const p of mains) signalGroup(p.pgid, "SIGTERM");
+    const gone = await waitFor(async () => !(await processesOfUid(rt.user.uid)).some((p) => this.isChromiumMain(p, rt)), 5000, 50);
+    if (!gone) for (const p of mains) signalGroup(p.pgid, "SIGKILL");
+    // its renderers share the main process's group
+    for (const p of mains) signalGroup(p.pgid, "SIGKILL");
+  }
+
+  private roleOf(p: ProcInfo, rt: Runtime): string | null {
+    const exe = basename(p.cmdline[0]);
+    if (exe === "Xvfb" && p.cmdline[1] === `:${rt.handle.display}`) return "xvfb";
+    if (exe === "openbox") return "openbox";
+    if (this.isChromiumMain(p, rt)) return "chromium";
+    if (exe === "x11vnc") return "x11vnc";
+    if (p.cmdline.some((a) => basename(a) === "websockify")) return "websockify";
+    return null;
+  }
+
+  private async recordProcesses(rt: Runtime): Promise<{ role: string; pid: number; start_time: number }[]> {
+    const out: { role: string; pid: number; start_time: number }[] = [];
+    for (const p of await processesOfUid(rt.user.uid)) {
+      const role = this.roleOf(p, rt);
+      if (role) out.push({ role, pid: p.pid, start_time: p.start_time });
+    }
+    return out.sort((a, b) => a.pid - b.pid);
+  }
+
+  /** Ends every process of the machine: Chromium first (so it saves its profile), then everything else. */
+  private async stopProcesses(rt: Runtime): Promise<void> {
+    rt.terminals.closeAll();
+    await rt.browser.dispose();
+    await this.stopChromium(rt);
+    await reapUid(rt.user.uid, 3000);
+  }
+
+  private async stopInner(rt: Runtime): Promise<LocalDesktopHandle> {
+    const display = rt.handle.display;
+    await this.stopProcesses(rt);
+    if (display !== null) {
+      await this.cleanStaleX(display);
+      this.claimedDisplays.delete(display);
+    }
+    return this.touch(rt, { status: "stopped", display: null, devtools_port: null, vnc_port: null, websocket_port: null, processes: [] });
+  }
+
+  async reconcile(handles: MachineHandle[]): Promise<ReconcileResult[]> {
+    const out: ReconcileResult[] = [];
+    for (const raw of handles) {
+      const h = this.parseHandle(raw);
+      const r = await this.lockFor(h.machine_id).run(() => this.reconcileOne(h));
+      out.push(r);
+    }
+    return out;
+  }
+
+  private async reconcileOne(h: LocalDesktopHandle): Promise<ReconcileResult> {
+    const u = await this.lookupUser(h.user);
+    const homeOk = existsSync(h.home_dir);
+    if (!u || u.uid !== h.uid || !homeOk) {
+      this.runtimes.delete(h.machine_id);
+      return { machine_id: h.machine_id, status: "lost", handle: { ...h }, changed: true, detail: !u ? "the machine's user is gone" : "the machine's home directory is gone" };
+    }
+    const rt = this.runtime(h);
+    rt.handle = h;
+    if (h.status === "stopped") {
+      const leftovers = await processesOfUid(h.uid);
+      if (leftovers.length > 0) await reapUid(h.uid, 2000);
+      return { machine_id: h.machine_id, status: "stopped", handle: { ...rt.handle }, changed: false, detail: leftovers.length > 0 ? `reaped ${leftovers.length} stray processes` : "stopped" };
+    }
+    if (!h.desktop_enabled) {
+      return { machine_id: h.machine_id, status: "running", handle: { ...rt.handle }, changed: false, detail: "re-adopted (no desktop)" };
+    }
+    const procs = await processesOfUid(h.uid);
+    const xAlive = h.display !== null && procs.some((p) => this.roleOf(p, rt) === "xvfb") && (await canConnectUnix(`/tmp/.X11-unix/X${h.display}`));
+    if (!xAlive) {
+      const stopped = await this.stopInner(rt);
+      return { machine_id: h.machine_id, status: "stopped", handle: stopped, changed: true, detail: "the desktop's X server had exited; remaining processes reaped" };
+    }
+    this.claimedDisplays.add(h.display!);
+    const repaired: string[] = [];
+    if (!procs.some((p) => this.roleOf(p, rt) === "openbox")) {
+      spawnDaemon(rt.user, "openbox", ["--sm-disable"], { env: this.envFor(rt), logFile: path.join(h.runtime_dir, "openbox.log") });
+      repaired.push("openbox");
+    }
+    try {
+      if (await this.ensureChromium(rt)) repaired.push("chromium");
+    } catch {
+      repaired.push("chromium (failed)");
+    }
+    const handle = this.touch(rt, { processes: await this.recordProcesses(rt) });
+    return {
+      machine_id: h.machine_id,
+      status: "running",
+      handle,
+      changed: false,
+      detail: repaired.length > 0 ? `re-adopted; restarted ${repaired.join(", ")}` : "re-adopted",
+    };
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // screen and input
+
+  async screenshot(handle: MachineHandle): Promise<Screenshot> {
+    const rt = this.running(handle);
+    assertDesktop(rt.handle);
+    return this.capture(rt);
+  }
+
+  private async capture(rt: Runtime): Promise<Screenshot> {
+    const env = this.envFor(rt);
+    // scrot cannot write to "-" when stdout is a socket (how Node wires child stdio): write a file in
+    // the machine's runtime directory instead and read it back
+    const file = path.join(rt.handle.runtime_dir, `shot-${randomBytes(6).toString("hex")}.png`);
+    const attempts: [string, string[], "file" | "stdout"][] = [
+      ["scrot", ["-z", "-o", "-q", String(this.opts.screenshotQuality), file], "file"],
+      ["import", ["-window", "root", "png:-"], "stdout"],
+    ];
+    let last = "";
+    try {
+      for (const [cmd, args, via] of attempts) {
+        try {
+          const r = await run(cmd, args, { user: rt.user, env, timeoutMs: 10_000 });
+          const png = via === "file" && r.code === 0 ? await readFile(file) : r.stdout;
+          if (r.code === 0 && png.length > 0) {
+            const { width, height } = pngSize(png);
+            return { png, mime_type: "image/png", width, height, captured_at: nowIso() };
+          }
+          last = `${cmd}: ${r.timedOut ? "timed out" : r.stderr.trim() || `exit ${r.code}`}`;
+        } catch (e) {
+          last = `${cmd}: ${e instanceof Error ? e.message : String(e)}`;
+        }
+      }
+    } finally {
+      await unlink(file).catch(() => {});
+    }
+    throw new CoreError("SCREENSHOT_FAILED", `The capture failed: ${last}`);
+  }
+
+  private xdotoolArgs(a: InputAction): { args: string[]; input?: string } {
+    const buttonNo = (b: "left" | "right" | "middle") => (b === "left" ? "1" : b === "middle" ? "2" : "3");
+    const syms = (keys: string[]) =>
+      keys.map((k) => {
+        const s = toKeysym(k);
+        if (!s) throw new MachineOpError("INVALID_KEY", `Unknown key ${k}.`);
+        return s;
+      });
+    const hold = (keys: string[]) => syms(keys).flatMap((k) => ["keydown", k]);
+    const release = (keys: string[]) => syms(keys).reverse().flatMap((k) => ["keyup", k]);
+    switch (a.kind) {
+      case "click":
+        return {
+          args: ["mousemove", String(a.x), String(a.y), ...hold(a.hold_keys), "click", "--repeat", String(a.clicks), "--delay", "60", buttonNo(a.button), ...release(a.hold_keys)],
+        };
+      case "move":
+        return { args: ["mousemove", String(a.x), String(a.y)] };
+      case "type":
+        return { args: ["type", "--delay", "8", "--file", "-"], input: a.text };
+      case "keys":
+        return a.chord ? { args: ["key", "--delay", "20", syms(a.keys).join("+")] } : { args: ["key", "--delay", "20", ...syms(a.keys)] };
+      case "scroll": {
+        if (a.clicks === 0) return { args: a.x !== undefined && a.y !== undefined ? ["mousemove", String(a.x), String(a.y)] : ["sleep", "0"] };
+        const button = a.direction === "vertical" ? (a.clicks > 0 ? "4" : "5") : a.clicks > 0 ? "7" : "6";
+        const move = a.x !== undefined && a.y !== undefined ? ["mousemove", String(a.x), String(a.y)] : [];
+        return { args: [...move, "click", "--repeat", String(Math.abs(a.clicks)), "--delay", "30", button] };
+      }
+      case "drag": {
+        const b = buttonNo(a.button);
+        const mx = Math.round((a.x1 + a.x2) / 2);
+        const my = Math.round((a.y1 + a.y2) / 2);
+        return {
+          args: [
+            "mousemove", String(a.x1), String(a.y1), ...hold(a.hold_keys), "mousedown", b, "sleep", "0.05",
+            "mousemove", String(mx), String(my), "sleep", "0.05", "mousemove", String(a.x2), String(a.y2), "sleep", "0.05",
+            "mouseup", b, ...release(a.hold_keys),
+          ],
+        };
+      }
+    }
+  }
+
+  private async input(rt: Runtime, a: InputAction, signal: AbortSignal): Promise<void> {
+    const { args, input } = this.xdotoolArgs(a);
+    await rt.input.run(async () => {
+      const r = await run("xdotool", args, { user: rt.user, env: this.envFor(rt), ...(input !== undefined ? { input } : {}), signal, timeoutMs: 120_000 });
+      if (r.code !== 0) throw new MachineOpError("INPUT_FAILED", `xdotool: ${r.timedOut ? "stopped at the deadline" : r.stderr.trim() || `exit ${r.code}`}`);
+    });
+  }
+
+  private backend(rt: Runtime): CommandBackend {
+    return {
+      input: (a, signal) => this.input(rt, a, signal),
+      screenshot: () => this.capture(rt),
+      browser: (op, timeoutMs) => rt.browser.run(op, timeoutMs),
+      browserExecute: (script, timeoutMs) => rt.browser.execute(script, timeoutMs),
+      terminal: (t) => rt.terminals.run(t),
+      file: (op) => runFileOp(rt.fs, op),
+    };
+  }
+
+  private needsDesktop(parsed: ParsedCommand): boolean {
+    return !["wait", "terminal_execute", "file_read", "file_write"].includes(parsed.command);
+  }
+
+  async execute(handle: MachineHandle, command: string, parameters: unknown, options: ExecuteOptions = {}): Promise<CommandResult> {
+    const parsed = parseCommand(command, parameters);
+    const timeoutMs = parseTimeout(options.timeoutMs);
+    const rt = this.running(handle);
+    if (this.needsDesktop(parsed)) assertDesktop(rt.handle);
+    checkOnScreen(parsed, rt.handle.screen);
+    return runCommand(this.backend(rt), parsed, timeoutMs);
+  }
+
+  async executeBatch(handle: MachineHandle, body: unknown): Promise<BatchResult> {
+    const batch = parseBatch(body);
+    const rt = this.running(handle);
+    batch.steps.forEach((s, i) => {
+      if (this.needsDesktop(s.parsed)) assertDesktop(rt.handle);
+      checkOnScreen(s.parsed, rt.handle.screen, `body.steps[${i}].parameters`);
+    });
+    const backend = this.backend(rt);
+    return runBatch(batch, (parsed, timeoutMs) => {
+      assertStatus(rt.handle, ["running"]);
+      return runCommand(backend, parsed, timeoutMs);
+    });
+  }
+
+  async browser(handle: MachineHandle, op: string, parameters: unknown, options: ExecuteOptions = {}): Promise<OpResult> {
+    const parsed = parseBrowserOp(op, parameters);
+    const timeoutMs = parseTimeout(options.timeoutMs);
+    const rt = this.running(handle);
+    assertDesktop(rt.handle);
+    return rt.browser.run(parsed, timeoutMs);
+  }
+
+  async terminal(handle: MachineHandle, input: unknown): Promise<OpResult> {
+    const t = parseTerminal(input);
+    const rt = this.running(handle);
+    return rt.terminals.run(t);
+  }
+
+  async files(handle: MachineHandle, op: string, parameters: unknown): Promise<OpResult> {
+    const parsed = parseFileOp(op, parameters);
+    const rt = this.running(handle);
+    return runFileOp(rt.fs, parsed);
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // snapshots
+
+  private snapshotPaths(id: string): { archive: string; meta: string } {
+    if (!SNAPSHOT_ID.test(id)) throw new CoreError("NOT_FOUND", `Snapshot ${id} does not exist.`);
+    return { archive: path.join(this.snapshotDir, `${id}.tar.gz`), meta: path.join(this.snapshotDir, `${id}.json`) };
+  }
+
+  /** Runs tar as the machine's user, streaming the archive to/from a file only the service can read. */
+  private tarAs(rt: Runtime, args: string[], io: { out?: string; in?: string }): Promise<void> {
+    return new Promise((resolve, reject) => {
+      const child = spawn("tar", args, {
+        uid: rt.user.uid,
+        gid: rt.user.gid,
+        cwd: rt.user.home,
+        env: userEnv(rt.user, { LC_ALL: "C" }) as NodeJS.ProcessEnv,
+        detached: true,
+        stdio: [io.in ? "pipe" : "ignore", io.out ? "pipe" : "ignore", "pipe"],
+      });
+      let stderr = "";
+      child.stderr!.on("data", (d: Buffer) => {
+        if (stderr.length < 8000) stderr += d.toString();
+      });
+      const streams: Promise<void>[] = [];
+      if (io.out) streams.push(pipeline(child.stdout!, createWriteStream(io.out, { mode: 0o600 })));
+      if (io.in) streams.push(pipeline(createReadStream(io.in), child.stdin!));
+      child.on("error", reject);
+      child.on("close", async (code) => {
+        try {
+          await Promise.all(streams);
+        } catch (e) {
+          return reject(e);
+        }
+        // GNU tar: 1 = some files changed while being read (a live machine); 2 = fatal
+        if (code === 0 || code === 1) resolve();
+        else reject(new Error(`tar exit ${code}: ${stderr.trim()}`));
+      });
+    });
+  }
+
+  async snapshot(handle: MachineHandle, name: string): Promise<SnapshotInfo> {
+    const rt = this.runtime(handle);
+    if (typeof name !== "string" || name.length === 0 || name.length > 200) {
+      throw new CoreError("VALIDATION_ERROR", "body.name: 1 to 200 characters", { details: [{ path: "body.name", message: "1 to 200 characters" }] });
+    }
+    return rt.lifecycle.run(async () => {
+      await this.ensureRoot();
+      const snapshot_id = `snap_${randomBytes(12).toString("hex")}`;
+      const { archive, meta } = this.snapshotPaths(snapshot_id);
+      try {
+        await this.tarAs(rt, ["-C", rt.user.home, "--exclude=./.cache", `--exclude=./${CHROMIUM_PROFILE}/Singleton*`, "-czf", "-", "."], { out: archive });
+      } catch (e) {
+        await rm(archive, { force: true });
+        throw new CoreError("INTERNAL_ERROR", `The snapshot failed: ${e instanceof Error ? e.message : String(e)}`);
+      }
+      const info: SnapshotInfo = {
+        snapshot_id,
+        machine_id: rt.handle.machine_id,
+        name,
+        size_bytes: (await stat(archive)).size,
+        created_at: nowIso(),
+      };
+      await writeFile(meta, JSON.stringify(info), { mode: 0o600 });
+      return info;
+    });
+  }
+
+  async restoreFromSnapshot(handle: MachineHandle, snapshotId: string): Promise<MachineHandle> {
+    const rt = this.runtime(handle);
+    const { archive } = this.snapshotPaths(snapshotId);
+    if (!existsSync(archive)) throw new CoreError("NOT_FOUND", `Snapshot ${snapshotId} does not exist.`);
+    return rt.lifecycle.run(async () => {
+      const wasRunning = rt.handle.status === "running";
+      if (wasRunning) await this.stopInner(rt);
+      const home = rt.user.home;
+      if (!isInside(this.rootDir, home) || home === this.rootDir) throw new CoreError("INTERNAL_ERROR", "refusing to clear a home outside rootDir");
+      await runChecked("find", [home, "-mindepth", "1", "-delete"], { user: rt.user, timeoutMs: 120_000 });
+      await this.tarAs(rt, ["-C", home, "-xzf", "-"], { in: archive });
+      await runChecked("/bin/sh", ["-c", 'mkdir -p -- "$1/Downloads" "$1/.tmp"', "sh", home], { user: rt.user, timeoutMs: 10_000 });
+      if (wasRunning) return this.startInner(rt);
+      return this.touch(rt, {});
+    });
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // connection (VNC / noVNC)
+
+  async connection(handle: MachineHandle): Promise<ConnectionInfo> {
+    const rt = this.running(handle);
+    assertDesktop(rt.handle);
+    return rt.lifecycle.run(async () => {
+      const h = rt.handle;
+      const vncPort = h.vnc_port!;
+      const wsPort = h.websocket_port!;
+      const passFile = path.join(h.runtime_dir, "vnc.pass");
+      const password = (await readFile(passFile, "utf8")).trim();
+      const procs = await processesOfUid(rt.user.uid);
+      const env = this.envFor(rt);
+      if (!procs.some((p) => this.roleOf(p, rt) === "x11vnc")) {
+        spawnDaemon(
+          rt.user,
+          "x11vnc",
+          ["-display", `:${h.display}`, "-auth", path.join(h.runtime_dir, "Xauthority"), "-rfbport", String(vncPort), "-localhost", "-passwdfile", passFile, "-forever", "-shared", "-noxdamage", "-quiet"],
+          { env, logFile: path.join(h.runtime_dir, "x11vnc.log") },
+        );
+        if (!(await waitFor(() => portOpen(vncPort), this.opts.startTimeoutMs, 50))) {
+          throw new CoreError("UPSTREAM_UNAVAILABLE", "The VNC server did not start.");
+        }
+      }
+      if (!procs.some((p) => this.roleOf(p, rt) === "websockify")) {
+        const listen = this.opts.websocketListenHost;
+        spawnDaemon(rt.user, "websockify", ["--web", this.opts.novncWebDir, `${listen}:${wsPort}`, `127.0.0.1:${vncPort}`], {
+          env,
+          logFile: path.join(h.runtime_dir, "websockify.log"),
+        });
+        if (!(await waitFor(() => portOpen(wsPort, listen === "0.0.0.0" ? "127.0.0.1" : listen), this.opts.startTimeoutMs, 50))) {
+          throw new CoreError("UPSTREAM_UNAVAILABLE", "websockify did not start.");
+        }
+      }
+      this.touch(rt, { processes: await this.recordProcesses(rt) });
+      const host = this.opts.publicHost;
+      return {
+        machine_id: h.machine_id,
+        host,
+        ssh_port: null,
+        ssh_username: null,
+        ssh_private_key_pem: null,
+        vnc_port: vncPort,
+        vnc_password: password,
+        websocket_url: `ws://${host}:${wsPort}/websockify`,
+        novnc_url: `http://${host}:${wsPort}/vnc.html?path=websockify&autoconnect=1`,
+      };
+    });
+  }
+
+  /** The machine's current handle as this provider knows it (after connection() or browser close/open). */
+  currentHandle(machineId: string): MachineHandle | null {
+    const rt = this.runtimes.get(machineId);
+    return rt ? { ...rt.handle } : null;
+  }
+
+  /** Drops connections and terminal shells; desktops keep running and are re-adopted by reconcile. */
+  async close(): Promise<void> {
+    for (const rt of this.runtimes.values()) {
+      rt.terminals.closeAll();
+      await rt.browser.dispose();
+    }
+    this.runtimes.clear();
+  }
+
+  /** pids and roles of a machine's processes right now (diagnostics, tests) */
+  async processes(handle: MachineHandle): Promise<{ role: string | null; pid: number; cmd: string }[]> {
+    const rt = this.runtime(handle);
+    return (await processesOfUid(rt.user.uid)).map((p) => ({ role: this.roleOf(p, rt), pid: p.pid, cmd: p.cmdline.join(" ").slice(0, 200) }));
+  }
+}
+
