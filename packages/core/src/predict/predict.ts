@@ -1,0 +1,85 @@
+// POST /v1/predict: screenshot + instruction in, validated actions out, billed exactly as SPEC.md.
+import type { CoreDeps } from "../deps.ts";
+import { checkScreenSize, decodeScreenshot } from "../images/screenshot.ts";
+import type { TrajectoryStep } from "../engines/types.ts";
+import type { Principal } from "../keys/authenticate-key.ts";
+import { pricePredict } from "../pricing/pricing.ts";
+import { withCharge } from "./charge.ts";
+import type { EnginePort } from "./engine-port.ts";
+import { attribution, checkPromptBudget, coordinateSpace, predictWith } from "./run-engine.ts";
+import { type LlmRequest, resolveEngine } from "./resolve-engine.ts";
+import type { PredictBody, PredictResponse } from "./schemas.ts";
+
+export interface PredictDeps extends CoreDeps {
+  engines: EnginePort;
+}
+
+export interface CallContext {
+  principal: Principal;
+  requestId: string;
+  endpoint: string;
+  llm: LlmRequest;
+}
+
+export interface Billed<T> {
+  body: T;
+  charged: number;
+  remaining: number | null;
+}
+
+export async function predict(deps: PredictDeps, ctx: CallContext, body: PredictBody): Promise<Billed<PredictResponse>> {
+  checkPromptBudget(body.system_prompt, body.instructions);
+  const image = decodeScreenshot(body.screenshot);
+  checkScreenSize(image, body.screen_width, body.screen_height);
+  const trajectory: TrajectoryStep[] = (body.trajectory ?? []).map((s, i) => ({
+    screenshot: decodeScreenshot(s.screenshot, `body.trajectory.${i}.screenshot`),
+    actions: s.actions,
+    reasoning: s.reasoning,
+  }));
+  const choice = await resolveEngine(deps, ctx.principal, { ...ctx.llm, bodyProvider: body.llm_provider, bodyModel: body.llm_model });
+  const cuaVersion = body.cua_version ?? "v5";
+  const price = pricePredict({
+    kind: "predict",
+    cuaVersion,
+    image,
+    trajectoryImages: trajectory.map((t) => t.screenshot!),
+    systemPrompt: body.system_prompt,
+    instructions: body.instructions,
+    mode: choice.kind === "managed" ? "managed" : choice.kind === "byok" ? "byok" : "test",
+  });
+  const r = await withCharge(
+    deps,
+    { accountId: ctx.principal.accountId, amount: price.total, billable: choice.kind === "managed", endpoint: ctx.endpoint, requestId: ctx.requestId },
+    () =>
+      predictWith(
+        deps.logger,
+        choice,
+        {
+          screenshot: image,
+          instruction: body.instruction,
+          cuaVersion,
+          maxActions: body.max_actions ?? 10,
+          trajectory,
+          systemPrompt: body.system_prompt,
+          instructions: body.instructions,
+          tools: body.tools,
+        },
+        body.action_policy,
+      ),
+  );
+  const p = r.result;
+  return {
+    charged: r.charged,
+    remaining: r.remaining,
+    body: {
+      request_id: ctx.requestId,
+      actions: p.actions,
+      reasoning: p.reasoning,
+      status: p.status,
+      usage: { ...p.usage, credits_charged: r.charged, cost_cents: r.charged },
+      llm: attribution(choice, p.model),
+      coordinate_space: coordinateSpace(image),
+      ...(p.safety_checks?.length ? { safety_checks: p.safety_checks } : {}),
+    },
+  };
+}

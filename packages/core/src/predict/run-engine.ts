@@ -1,0 +1,96 @@
+// Shared by predict and session predict: run the engine, validate its answer against the SPEC action
+// table and the caller's limits, enforce the action policy, and shape the response.
+import { type Action, validateEngineActions } from "../actions/action.ts";
+import { CoreError, isCoreError } from "../errors.ts";
+import type { DecodedImage, Engine, PredictInput, PredictOutput } from "../engines/types.ts";
+import type { Logger } from "../deps.ts";
+import { type ActionPolicy, enforcePolicy } from "../policy/action-policy.ts";
+import type { EngineChoice } from "./resolve-engine.ts";
+
+export const PROMPT_BUDGET_CHARS = 32_000;
+export const ENGINE_DEADLINE_MS = 120_000;
+
+export function checkPromptBudget(systemPrompt?: string | null, instructions?: string | null): void {
+  const n = (systemPrompt?.length ?? 0) + (instructions?.length ?? 0);
+  if (n > PROMPT_BUDGET_CHARS) {
+    throw new CoreError("INPUT_TOO_LARGE", `system_prompt plus instructions are ${n} characters; the budget is ${PROMPT_BUDGET_CHARS}.`);
+  }
+}
+
+/** Runs an engine call under the service's deadline; unexpected throws become `failCode`. */
+export async function callEngine<T>(
+  logger: Logger,
+  engine: Engine,
+  failCode: "PREDICTION_FAILED" | "GROUNDING_FAILED",
+  fn: (signal: AbortSignal) => Promise<T>,
+): Promise<T> {
+  const ac = new AbortController();
+  const timer = setTimeout(() => ac.abort(), ENGINE_DEADLINE_MS);
+  try {
+    return await fn(ac.signal);
+  } catch (e) {
+    if (isCoreError(e)) throw e;
+    if (ac.signal.aborted) throw new CoreError("UPSTREAM_TIMEOUT", `The ${engine.id} engine did not answer within ${ENGINE_DEADLINE_MS / 1000} s.`);
+    logger.error("engine failed", { engine: engine.id, err: String(e) });
+    throw new CoreError(failCode, `The ${engine.id} engine failed.`);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+export interface Prediction {
+  actions: Action[];
+  reasoning: string;
+  status: "continue" | "done" | "fail";
+  usage: { input_tokens: number; output_tokens: number };
+  safety_checks?: { code: string; message: string }[];
+  model: string;
+}
+
+export async function predictWith(
+  logger: Logger,
+  choice: EngineChoice,
+  input: Omit<PredictInput, "signal">,
+  policy: ActionPolicy | null | undefined,
+): Promise<Prediction> {
+  const out: PredictOutput = await callEngine(logger, choice.engine, "PREDICTION_FAILED", (signal) =>
+    choice.engine.predict({ ...input, signal }),
+  );
+  const screen = { width: input.screenshot.width, height: input.screenshot.height };
+  // an engine answer that does not validate is never passed through
+  const actions = validateEngineActions(out.actions, screen);
+  if (actions.length > input.maxActions) {
+    throw new CoreError("PREDICTION_FAILED", `The engine proposed ${actions.length} actions; max_actions is ${input.maxActions}.`);
+  }
+  if (input.tools) {
+    const allowed = new Set<string>([...input.tools, "done", "fail"]);
+    const bad = actions.find((a) => !allowed.has(a.action_type));
+    if (bad) throw new CoreError("PREDICTION_FAILED", `The engine used ${bad.action_type}, which the tools filter excludes.`);
+  }
+  const enforced = enforcePolicy(actions, policy);
+  if (!enforced.ok) {
+    return {
+      actions: enforced.actions,
+      reasoning: `Action policy violation (${enforced.violation.rule}): ${enforced.violation.message}. The proposed batch was rejected.`,
+      status: "fail",
+      usage: out.usage,
+      safety_checks: out.safety_checks,
+      model: out.model,
+    };
+  }
+  const last = actions.at(-1);
+  const status = last?.action_type === "done" ? "done" : last?.action_type === "fail" ? "fail" : out.status;
+  return { actions, reasoning: out.reasoning, status, usage: out.usage, safety_checks: out.safety_checks, model: out.model };
+}
+
+export function attribution(choice: EngineChoice, model: string) {
+  return {
+    provider: choice.provider,
+    model: choice.kind === "byok" ? model || choice.model : choice.model,
+    billed_to: choice.kind === "byok" ? ("provider" as const) : ("platform" as const),
+  };
+}
+
+export function coordinateSpace(img: DecodedImage) {
+  return { width: img.width, height: img.height };
+}
