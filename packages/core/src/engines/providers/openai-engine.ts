@@ -52,7 +52,7 @@ export interface OpenAIEngineOptions {
   tool?: OpenAIComputerTool;
   /** computer_use_preview only: the environment declared to the model. Default linux. */
   environment?: OpenAIEnvironment;
-  /** default 4096 */
+  /** default 8192 (reasoning tokens count against it) */
   maxOutputTokens?: number;
 }
 
@@ -244,7 +244,7 @@ export function createOpenAIEngine(options: OpenAIEngineOptions): Engine {
       input,
       tools: [tool(width, height)],
       store: false,
-      max_output_tokens: options.maxOutputTokens ?? 4096,
+      max_output_tokens: options.maxOutputTokens ?? 8192,
       ...(preview ? { truncation: "auto" as const, reasoning: { summary: "concise" as const } } : {}),
     };
   }
