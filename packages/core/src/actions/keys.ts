@@ -157,8 +157,7 @@ export function normalizeKey(name: string): string | null {
   if (typeof name !== "string" || name.length === 0 || name.length > 32) return null;
   const chars = [...name];
   if (chars.length === 1) {
-    const named = SINGLE_CHAR_NAMES[name];
-    if (named) return named;
+    if (Object.hasOwn(SINGLE_CHAR_NAMES, name)) return SINGLE_CHAR_NAMES[name]!;
     // C0/C1 control characters, DEL and lone surrogates name no key
     const cp = name.codePointAt(0)!;
     if (cp < 0x20 || (cp >= 0x7f && cp < 0xa0) || (cp >= 0xd800 && cp <= 0xdfff)) return null;
@@ -166,7 +165,7 @@ export function normalizeKey(name: string): string | null {
   }
   const folded = name.toLowerCase().replace(/[\s_-]+/g, "");
   if (CANONICAL.has(folded)) return folded;
-  return ALIASES[folded] ?? null;
+  return Object.hasOwn(ALIASES, folded) ? ALIASES[folded]! : null;
 }
 
 export function isModifierKey(key: string): key is ModifierKey {
