@@ -105,7 +105,7 @@ describe("ActionSchema rejects invalid actions (SPEC Action and Limits)", () => 
     ["clicks 0", { action_type: "click", params: { x: 1, y: 1, clicks: 0 } }, "params.clicks"],
     ["clicks float", { action_type: "click", params: { x: 1, y: 1, clicks: 1.5 } }, "params.clicks"],
     ["clicks 11", { action_type: "click", params: { x: 1, y: 1, clicks: 11 } }, "params.clicks"],
-    ["hold_keys non-modifier", { action_type: "click", params: { x: 1, y: 1, hold_keys: ["a"] } }, "params.hold_keys[0]"],
+    ["hold_keys non-modifier", { action_type: "click", params: { x: 1, y: 1, hold_keys: ["a"] } }, "params.hold_keys.0"],
     ["hold_keys repeated", { action_type: "click", params: { x: 1, y: 1, hold_keys: ["ctrl", "control"] } }, "params.hold_keys"],
     ["unknown param", { action_type: "click", params: { x: 1, y: 1, z: 1 } }, "params"],
     ["unknown top-level field", { action_type: "done", params: {}, extra: 1 }, ""],
@@ -113,8 +113,8 @@ describe("ActionSchema rejects invalid actions (SPEC Action and Limits)", () => 
     ["text too long", { action_type: "type_text", params: { text: "x".repeat(10_001) } }, "params.text"],
     ["key_press empty", { action_type: "key_press", params: { keys: [] } }, "params.keys"],
     ["key_press 101 keys", { action_type: "key_press", params: { keys: Array(101).fill("a") } }, "params.keys"],
-    ["key_press unknown key", { action_type: "key_press", params: { keys: ["enter", "hyper"] } }, "params.keys[1]"],
-    ["key_press chord string", { action_type: "key_press", params: { keys: ["alt+f4"] } }, "params.keys[0]"],
+    ["key_press unknown key", { action_type: "key_press", params: { keys: ["enter", "hyper"] } }, "params.keys.1"],
+    ["key_press chord string", { action_type: "key_press", params: { keys: ["alt+f4"] } }, "params.keys.0"],
     ["key_combo one key", { action_type: "key_combo", params: { keys: ["ctrl"] } }, "params.keys"],
     ["key_combo 9 keys", { action_type: "key_combo", params: { keys: ["ctrl", "alt", "shift", "meta", "a", "b", "c", "d", "e"] } }, "params.keys"],
     ["key_combo repeated key", { action_type: "key_combo", params: { keys: ["ctrl", "Control"] } }, "params.keys"],
@@ -161,11 +161,11 @@ describe("validateEngineActions (502 PREDICTION_FAILED on a bad engine answer)",
   it.each([
     ["not an array", { action_type: "done" }, "engine.actions"],
     ["null", null, "engine.actions"],
-    ["x == width is outside", [{ action_type: "click", params: { x: 1280, y: 0 } }], "engine.actions[0].params.x"],
-    ["y == height is outside", [{ action_type: "move", params: { x: 0, y: 720 } }], "engine.actions[0].params.x"],
-    ["drag end outside", [{ action_type: "drag", params: { x1: 0, y1: 0, x2: 5000, y2: 1 } }], "engine.actions[0].params.x2"],
-    ["scroll anchor outside", [{ action_type: "scroll", params: { clicks: 1, x: 0, y: 800 } }], "engine.actions[0].params.x"],
-    ["schema failure in second item", [{ action_type: "done" }, { action_type: "click", params: {} }], "engine.actions[1].params.x"],
+    ["x == width is outside", [{ action_type: "click", params: { x: 1280, y: 0 } }], "engine.actions.0.params.x"],
+    ["y == height is outside", [{ action_type: "move", params: { x: 0, y: 720 } }], "engine.actions.0.params.x"],
+    ["drag end outside", [{ action_type: "drag", params: { x1: 0, y1: 0, x2: 5000, y2: 1 } }], "engine.actions.0.params.x2"],
+    ["scroll anchor outside", [{ action_type: "scroll", params: { clicks: 1, x: 0, y: 800 } }], "engine.actions.0.params.x"],
+    ["schema failure in second item", [{ action_type: "done" }, { action_type: "click", params: {} }], "engine.actions.1.params.x"],
   ])("%s", (_name, raw, path) => {
     let err: unknown;
     try {
@@ -187,11 +187,11 @@ describe("validateEngineActions (502 PREDICTION_FAILED on a bad engine answer)",
 
 describe("parseAction (trajectory items, 422 VALIDATION_ERROR with paths)", () => {
   it("prefixes paths", () => {
-    expect(() => parseAction({ action_type: "click", params: { x: "a", y: 1 } }, "body.trajectory[0].actions[2]")).toThrow(
+    expect(() => parseAction({ action_type: "click", params: { x: "a", y: 1 } }, "body.trajectory.0.actions.2")).toThrow(
       expect.objectContaining({
         code: "VALIDATION_ERROR",
         extras: expect.objectContaining({
-          details: expect.arrayContaining([expect.objectContaining({ path: "body.trajectory[0].actions[2].params.x" })]),
+          details: expect.arrayContaining([expect.objectContaining({ path: "body.trajectory.0.actions.2.params.x" })]),
         }),
       }),
     );

@@ -228,10 +228,10 @@ export function validateEngineActions(raw: unknown, screen: Screen): Action[] {
   raw.forEach((item, i) => {
     const parsed = ActionSchema.safeParse(item);
     if (!parsed.success) {
-      details.push(...issuesToDetails(parsed.error.issues, `engine.actions[${i}]`));
+      details.push(...issuesToDetails(parsed.error.issues, `engine.actions.${i}`));
       return;
     }
-    for (const d of outOfScreen(parsed.data, screen)) details.push({ path: `engine.actions[${i}].${d.path}`, message: d.message });
+    for (const d of outOfScreen(parsed.data, screen)) details.push({ path: `engine.actions.${i}.${d.path}`, message: d.message });
     actions.push(parsed.data);
   });
   if (details.length > 0) {

@@ -7,8 +7,8 @@ describe("joinPath", () => {
   it.each<[string, PropertyKey[], string]>([
     ["body", [], "body"],
     ["body", ["max_actions"], "body.max_actions"],
-    ["body", ["trajectory", 2, "actions", 0, "params", "x"], "body.trajectory[2].actions[0].params.x"],
-    ["", ["a", 1], "a[1]"],
+    ["body", ["trajectory", 2, "actions", 0, "params", "x"], "body.trajectory.2.actions.0.params.x"],
+    ["", ["a", 1], "a.1"],
     ["", [], ""],
   ])("%s + %j -> %s", (prefix, segs, expected) => {
     expect(joinPath(prefix, segs)).toBe(expected);
@@ -21,7 +21,7 @@ describe("issuesToDetails", () => {
     const r = S.safeParse({ a: "x", b: ["ok", 3], c: 1, d: 2 });
     expect(r.success).toBe(false);
     const details = issuesToDetails(r.error!.issues, "body");
-    expect(details.map((d) => d.path).sort()).toEqual(["body.a", "body.b[1]", "body.c", "body.d"]);
+    expect(details.map((d) => d.path).sort()).toEqual(["body.a", "body.b.1", "body.c", "body.d"]);
     expect(details.find((d) => d.path === "body.c")!.message).toBe("unknown field");
   });
   it("detailsError names the first problem and is a 422", () => {

@@ -1,7 +1,7 @@
 // Turns zod issues into the `details: [{path, message}]` of a 422 VALIDATION_ERROR
 // (DECISIONS "Error envelope and statuses": details carry paths like "body.max_actions").
-// Path spelling: object keys joined with ".", array indices in brackets:
-// body.action_policy.coordinate_bounds.min_x, body.trajectory[2].actions[0].params.x.
+// Path spelling: every segment joined with "." (array indices too), as the API renders zod issues
+// (apps/api render-error): body.action_policy.coordinate_bounds.min_x, body.trajectory.2.actions.0.params.x.
 import type { z } from "zod";
 import { CoreError, type ErrorCode } from "../errors.ts";
 
@@ -12,10 +12,7 @@ export interface Detail {
 
 export function joinPath(prefix: string, segments: readonly PropertyKey[]): string {
   let out = prefix;
-  for (const seg of segments) {
-    if (typeof seg === "number") out += `[${seg}]`;
-    else out += out === "" ? String(seg) : `.${String(seg)}`;
-  }
+  for (const seg of segments) out += out === "" ? String(seg) : `.${String(seg)}`;
   return out;
 }
 

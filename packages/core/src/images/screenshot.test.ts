@@ -183,8 +183,8 @@ describe("decodeScreenshot rejects with 400 INVALID_SCREENSHOT (SPEC Errors)", (
   });
 
   it("names the given field in details", () => {
-    const e = errorOf(() => decodeScreenshot("x", "body.trajectory[3].screenshot"));
-    expect(e.extras.details![0]!.path).toBe("body.trajectory[3].screenshot");
+    const e = errorOf(() => decodeScreenshot("x", "body.trajectory.3.screenshot"));
+    expect(e.extras.details![0]!.path).toBe("body.trajectory.3.screenshot");
   });
 });
 

@@ -110,10 +110,10 @@ describe("parseActionPolicy (422 VALIDATION_ERROR with body.action_policy paths)
   it.each<[string, unknown, string]>([
     ["not an object", "deny-all", "body.action_policy"],
     ["unknown field", { block_all: true }, "body.action_policy.block_all"],
-    ["unknown action name", { allowed_actions: ["hover"] }, "body.action_policy.allowed_actions[0]"],
+    ["unknown action name", { allowed_actions: ["hover"] }, "body.action_policy.allowed_actions.0"],
     ["blocked_actions not a list", { blocked_actions: "drag" }, "body.action_policy.blocked_actions"],
-    ["unknown key", { blocked_keys: ["enter", "hyperkey"] }, "body.action_policy.blocked_keys[1]"],
-    ["bad chord", { blocked_keys: ["ctrl+"] }, "body.action_policy.blocked_keys[0]"],
+    ["unknown key", { blocked_keys: ["enter", "hyperkey"] }, "body.action_policy.blocked_keys.1"],
+    ["bad chord", { blocked_keys: ["ctrl+"] }, "body.action_policy.blocked_keys.0"],
     ["block_window_close not boolean", { block_window_close: "yes" }, "body.action_policy.block_window_close"],
     ["max_actions 0", { max_actions: 0 }, "body.action_policy.max_actions"],
     ["max_actions float", { max_actions: 1.5 }, "body.action_policy.max_actions"],
@@ -122,7 +122,7 @@ describe("parseActionPolicy (422 VALIDATION_ERROR with body.action_policy paths)
     ["bounds negative", { coordinate_bounds: { min_x: -1 } }, "body.action_policy.coordinate_bounds.min_x"],
     ["bounds float", { coordinate_bounds: { max_y: 2.5 } }, "body.action_policy.coordinate_bounds.max_y"],
     ["bounds unknown field", { coordinate_bounds: { min_z: 1 } }, "body.action_policy.coordinate_bounds.min_z"],
-    ["allowed and blocked overlap", { allowed_actions: ["click"], blocked_actions: ["wait", "click"] }, "body.action_policy.blocked_actions[1]"],
+    ["allowed and blocked overlap", { allowed_actions: ["click"], blocked_actions: ["wait", "click"] }, "body.action_policy.blocked_actions.1"],
   ])("%s", (_name, raw, path) => {
     let err: unknown;
     try {
