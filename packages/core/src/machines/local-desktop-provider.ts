@@ -65,6 +65,7 @@ import type {
 } from "./provider.ts";
 import { assertDesktop, assertStatus, MachineHandleBase, MachineOpError, nowIso, ProvisionInput } from "./provider.ts";
 import { TerminalSessions } from "./terminal-sessions.ts";
+import { XdotoolSession } from "./xdotool-session.ts";
 
 export interface LocalDesktopProviderOptions {
   /** homes live in rootDir/<user>, per-machine runtime files (X cookie, VNC password, logs) in rootDir/.runtime/<user> */
@@ -129,6 +130,7 @@ interface Runtime {
   lifecycle: Mutex;
   input: Mutex;
   terminals: TerminalSessions;
+  xdo: XdotoolSession;
   browser: ChromiumBrowser;
   fs: LocalHomeFs;
 }
@@ -225,6 +227,7 @@ export class LocalDesktopProvider implements MachineProvider {
         lifecycle: this.lockFor(h.machine_id),
         input: new Mutex(),
         terminals: new TerminalSessions(user, () => this.envFor(created)),
+        xdo: new XdotoolSession(user, () => this.envFor(created)),
         browser: new ChromiumBrowser({
           devtoolsPort: () => {
             if (created.handle.devtools_port === null) throw new MachineOpError("BROWSER_UNAVAILABLE", "The machine has no desktop running.");
@@ -408,12 +411,15 @@ export class LocalDesktopProvider implements MachineProvider {
 
   private async terminateInner(machineId: string, name: string, home: string, runtimeDir: string, display: number | null, rt?: Runtime): Promise<number> {
     rt?.terminals.closeAll();
+    rt?.xdo.kill();
     await rt?.browser.dispose();
     this.runtimes.delete(machineId);
     let leftover = 0;
     const u = await this.lookupUser(name);
     if (u && u.uid !== 0) {
       leftover = await reapUid(u.uid, 2000);
+      // orphaned children (Chromium's renderers, crashpad) linger as zombies until init reaps them
+      await waitFor(async () => (await processesOfUid(u.uid, true)).length === 0, 5000, 50);
       await this.userAdminRun("userdel", [name]).catch(async (e) => {
         // a process that appeared between the reap and userdel: reap once more and retry
         await reapUid(u.uid, 500);
@@ -592,6 +598,8 @@ export class LocalDesktopProvider implements MachineProvider {
       signalGroup(pid, "SIGKILL");
       throw new MachineOpError("BROWSER_UNAVAILABLE", `Chromium did not open its DevTools endpoint${exited ? " (it exited)" : ""}.`);
     }
+    // DevTools answers before the window is on screen: wait (bounded) until it is mapped
+    await run("xdotool", ["search", "--sync", "--onlyvisible", "--class", "chromium"], { user: rt.user, env: this.envFor(rt), timeoutMs: 10_000 });
     return true;
   }
 
@@ -626,6 +634,7 @@ export class LocalDesktopProvider implements MachineProvider {
   /** Ends every process of the machine: Chromium first (so it saves its profile), then everything else. */
   private async stopProcesses(rt: Runtime): Promise<void> {
     rt.terminals.closeAll();
+    rt.xdo.kill();
     await rt.browser.dispose();
     await this.stopChromium(rt);
     await reapUid(rt.user.uid, 3000);
@@ -745,10 +754,11 @@ export class LocalDesktopProvider implements MachineProvider {
     const hold = (keys: string[]) => syms(keys).flatMap((k) => ["keydown", k]);
     const release = (keys: string[]) => syms(keys).reverse().flatMap((k) => ["keyup", k]);
     switch (a.kind) {
-      case "click":
-        return {
-          args: ["mousemove", String(a.x), String(a.y), ...hold(a.hold_keys), "click", "--repeat", String(a.clicks), "--delay", "60", buttonNo(a.button), ...release(a.hold_keys)],
-        };
+      case "click": {
+        // xdotool's click sleeps --delay (default 100 ms) after every click, the last one included
+        const clicks = Array.from({ length: a.clicks }, (_, i) => [...(i > 0 ? ["sleep", "0.04"] : []), "click", "--delay", "0", buttonNo(a.button)]).flat();
+        return { args: ["mousemove", String(a.x), String(a.y), ...hold(a.hold_keys), ...clicks, ...release(a.hold_keys)] };
+      }
       case "move":
         return { args: ["mousemove", String(a.x), String(a.y)] };
       case "type":
@@ -759,7 +769,7 @@ export class LocalDesktopProvider implements MachineProvider {
         if (a.clicks === 0) return { args: a.x !== undefined && a.y !== undefined ? ["mousemove", String(a.x), String(a.y)] : ["sleep", "0"] };
         const button = a.direction === "vertical" ? (a.clicks > 0 ? "4" : "5") : a.clicks > 0 ? "7" : "6";
         const move = a.x !== undefined && a.y !== undefined ? ["mousemove", String(a.x), String(a.y)] : [];
-        return { args: [...move, "click", "--repeat", String(Math.abs(a.clicks)), "--delay", "30", button] };
+        return { args: [...move, "click", "--repeat", String(Math.abs(a.clicks)), "--delay", "20", button] };
       }
       case "drag": {
         const b = buttonNo(a.button);
@@ -779,6 +789,15 @@ export class LocalDesktopProvider implements MachineProvider {
   private async input(rt: Runtime, a: InputAction, signal: AbortSignal): Promise<void> {
     const { args, input } = this.xdotoolArgs(a);
     await rt.input.run(async () => {
+      if (input === undefined && XdotoolSession.canScript(args)) {
+        try {
+          await rt.xdo.run(args, signal);
+          return;
+        } catch (e) {
+          if (signal.aborted) throw new MachineOpError("TIMEOUT", "The input action was stopped at the deadline.");
+          throw new MachineOpError("INPUT_FAILED", `xdotool: ${e instanceof Error ? e.message : String(e)}`);
+        }
+      }
       const r = await run("xdotool", args, { user: rt.user, env: this.envFor(rt), ...(input !== undefined ? { input } : {}), signal, timeoutMs: 120_000 });
       if (r.code !== 0) throw new MachineOpError("INPUT_FAILED", `xdotool: ${r.timedOut ? "stopped at the deadline" : r.stderr.trim() || `exit ${r.code}`}`);
     });
@@ -987,6 +1006,7 @@ export class LocalDesktopProvider implements MachineProvider {
   async close(): Promise<void> {
     for (const rt of this.runtimes.values()) {
       rt.terminals.closeAll();
+      rt.xdo.kill();
       await rt.browser.dispose();
     }
     this.runtimes.clear();

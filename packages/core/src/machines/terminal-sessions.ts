@@ -117,7 +117,7 @@ class Shell {
     const cd = cwd === undefined ? "true" : `cd -- "$(printf '%s' '${b64(cwd)}' | base64 -d)"`;
     const script =
       `if ${cd}; then eval "$(printf '%s' '${b64(command)}' | base64 -d)" </dev/null; else false; fi\n` +
-      `printf '\\n__CUA_DONE_${nonce}_%s_%s\\n' "$?" "$(pwd | base64 -w0)"\n`;
+      `printf '\\n__CUA_DONE_${nonce}_%s_%s\\n' "$?" "$(printf '%s' "$PWD" | base64 -w0)"\n`;
     return new Promise((resolve) => {
       const timer = setTimeout(() => {
         // the command overran: end the whole shell (its process group) and report what it printed
