@@ -3,8 +3,8 @@ import { CoreError } from "../errors.ts";
 import {
   ACTION_TYPES,
   ActionSchema,
-  FILTERABLE_TOOLS,
   actionPoints,
+  FILTERABLE_TOOLS,
   parseAction,
   validateEngineActions,
 } from "./action.ts";
@@ -20,7 +20,16 @@ describe("ACTION_TYPES and FILTERABLE_TOOLS (SPEC Action, DECISIONS Precise answ
     );
   });
   it("lists exactly the eight filterable tools", () => {
-    expect([...FILTERABLE_TOOLS]).toEqual(["click", "type_text", "key_press", "key_combo", "scroll", "drag", "move", "wait"]);
+    expect([...FILTERABLE_TOOLS]).toEqual([
+      "click",
+      "type_text",
+      "key_press",
+      "key_combo",
+      "scroll",
+      "drag",
+      "move",
+      "wait",
+    ]);
   });
 });
 
@@ -67,7 +76,11 @@ describe("ActionSchema accepts valid actions and applies defaults (SPEC Action)"
       { action_type: "drag", params: { x1: 1, y1: 2, x2: 3, y2: 4 } },
       { action_type: "drag", params: { x1: 1, y1: 2, x2: 3, y2: 4, button: "left" } },
     ],
-    ["wait fractional", { action_type: "wait", params: { seconds: 0.5 } }, { action_type: "wait", params: { seconds: 0.5 } }],
+    [
+      "wait fractional",
+      { action_type: "wait", params: { seconds: 0.5 } },
+      { action_type: "wait", params: { seconds: 0.5 } },
+    ],
     ["wait 0", { action_type: "wait", params: { seconds: 0 } }, { action_type: "wait", params: { seconds: 0 } }],
     ["wait 60", { action_type: "wait", params: { seconds: 60 } }, { action_type: "wait", params: { seconds: 60 } }],
     ["done without params", { action_type: "done" }, { action_type: "done", params: {} }],
@@ -105,8 +118,16 @@ describe("ActionSchema rejects invalid actions (SPEC Action and Limits)", () => 
     ["clicks 0", { action_type: "click", params: { x: 1, y: 1, clicks: 0 } }, "params.clicks"],
     ["clicks float", { action_type: "click", params: { x: 1, y: 1, clicks: 1.5 } }, "params.clicks"],
     ["clicks 11", { action_type: "click", params: { x: 1, y: 1, clicks: 11 } }, "params.clicks"],
-    ["hold_keys non-modifier", { action_type: "click", params: { x: 1, y: 1, hold_keys: ["a"] } }, "params.hold_keys.0"],
-    ["hold_keys repeated", { action_type: "click", params: { x: 1, y: 1, hold_keys: ["ctrl", "control"] } }, "params.hold_keys"],
+    [
+      "hold_keys non-modifier",
+      { action_type: "click", params: { x: 1, y: 1, hold_keys: ["a"] } },
+      "params.hold_keys.0",
+    ],
+    [
+      "hold_keys repeated",
+      { action_type: "click", params: { x: 1, y: 1, hold_keys: ["ctrl", "control"] } },
+      "params.hold_keys",
+    ],
     ["unknown param", { action_type: "click", params: { x: 1, y: 1, z: 1 } }, "params"],
     ["unknown top-level field", { action_type: "done", params: {}, extra: 1 }, ""],
     ["empty text", { action_type: "type_text", params: { text: "" } }, "params.text"],
@@ -116,11 +137,19 @@ describe("ActionSchema rejects invalid actions (SPEC Action and Limits)", () => 
     ["key_press unknown key", { action_type: "key_press", params: { keys: ["enter", "hyper"] } }, "params.keys.1"],
     ["key_press chord string", { action_type: "key_press", params: { keys: ["alt+f4"] } }, "params.keys.0"],
     ["key_combo one key", { action_type: "key_combo", params: { keys: ["ctrl"] } }, "params.keys"],
-    ["key_combo 9 keys", { action_type: "key_combo", params: { keys: ["ctrl", "alt", "shift", "meta", "a", "b", "c", "d", "e"] } }, "params.keys"],
+    [
+      "key_combo 9 keys",
+      { action_type: "key_combo", params: { keys: ["ctrl", "alt", "shift", "meta", "a", "b", "c", "d", "e"] } },
+      "params.keys",
+    ],
     ["key_combo repeated key", { action_type: "key_combo", params: { keys: ["ctrl", "Control"] } }, "params.keys"],
     ["scroll 0 clicks", { action_type: "scroll", params: { clicks: 0 } }, "params.clicks"],
     ["scroll 101 clicks", { action_type: "scroll", params: { clicks: 101 } }, "params.clicks"],
-    ["scroll bad direction", { action_type: "scroll", params: { clicks: 1, direction: "diagonal" } }, "params.direction"],
+    [
+      "scroll bad direction",
+      { action_type: "scroll", params: { clicks: 1, direction: "diagonal" } },
+      "params.direction",
+    ],
     ["scroll x without y", { action_type: "scroll", params: { clicks: 1, x: 5 } }, "params.x"],
     ["drag missing y2", { action_type: "drag", params: { x1: 1, y1: 1, x2: 1 } }, "params.y2"],
     ["wait negative", { action_type: "wait", params: { seconds: -1 } }, "params.seconds"],
@@ -163,9 +192,21 @@ describe("validateEngineActions (502 PREDICTION_FAILED on a bad engine answer)",
     ["null", null, "engine.actions"],
     ["x == width is outside", [{ action_type: "click", params: { x: 1280, y: 0 } }], "engine.actions.0.params.x"],
     ["y == height is outside", [{ action_type: "move", params: { x: 0, y: 720 } }], "engine.actions.0.params.x"],
-    ["drag end outside", [{ action_type: "drag", params: { x1: 0, y1: 0, x2: 5000, y2: 1 } }], "engine.actions.0.params.x2"],
-    ["scroll anchor outside", [{ action_type: "scroll", params: { clicks: 1, x: 0, y: 800 } }], "engine.actions.0.params.x"],
-    ["schema failure in second item", [{ action_type: "done" }, { action_type: "click", params: {} }], "engine.actions.1.params.x"],
+    [
+      "drag end outside",
+      [{ action_type: "drag", params: { x1: 0, y1: 0, x2: 5000, y2: 1 } }],
+      "engine.actions.0.params.x2",
+    ],
+    [
+      "scroll anchor outside",
+      [{ action_type: "scroll", params: { clicks: 1, x: 0, y: 800 } }],
+      "engine.actions.0.params.x",
+    ],
+    [
+      "schema failure in second item",
+      [{ action_type: "done" }, { action_type: "click", params: {} }],
+      "engine.actions.1.params.x",
+    ],
   ])("%s", (_name, raw, path) => {
     let err: unknown;
     try {
@@ -181,13 +222,17 @@ describe("validateEngineActions (502 PREDICTION_FAILED on a bad engine answer)",
   });
 
   it("scroll without an anchor is valid on any screen", () => {
-    expect(validateEngineActions([{ action_type: "scroll", params: { clicks: -1 } }], { width: 1, height: 1 })).toHaveLength(1);
+    expect(
+      validateEngineActions([{ action_type: "scroll", params: { clicks: -1 } }], { width: 1, height: 1 }),
+    ).toHaveLength(1);
   });
 });
 
 describe("parseAction (trajectory items, 422 VALIDATION_ERROR with paths)", () => {
   it("prefixes paths", () => {
-    expect(() => parseAction({ action_type: "click", params: { x: "a", y: 1 } }, "body.trajectory.0.actions.2")).toThrow(
+    expect(() =>
+      parseAction({ action_type: "click", params: { x: "a", y: 1 } }, "body.trajectory.0.actions.2"),
+    ).toThrow(
       expect.objectContaining({
         code: "VALIDATION_ERROR",
         extras: expect.objectContaining({
@@ -209,7 +254,13 @@ describe("parseAction (trajectory items, 422 VALIDATION_ERROR with paths)", () =
 describe("actionPoints", () => {
   it.each([
     [{ action_type: "click", params: { x: 1, y: 2 } }, [[1, 2]]],
-    [{ action_type: "drag", params: { x1: 1, y1: 2, x2: 3, y2: 4 } }, [[1, 2], [3, 4]]],
+    [
+      { action_type: "drag", params: { x1: 1, y1: 2, x2: 3, y2: 4 } },
+      [
+        [1, 2],
+        [3, 4],
+      ],
+    ],
     [{ action_type: "scroll", params: { clicks: 1 } }, []],
     [{ action_type: "type_text", params: { text: "a" } }, []],
   ])("%j", (input, expected) => {

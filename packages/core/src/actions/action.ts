@@ -17,7 +17,7 @@ import { CoreError } from "../errors.ts";
 import { isModifierKey, normalizeKey } from "./keys.ts";
 import { issuesToDetails } from "./validation-details.ts";
 
-export { MODIFIER_KEYS, isModifierKey, keyIdentity, normalizeKey } from "./keys.ts";
+export { isModifierKey, keyIdentity, MODIFIER_KEYS, normalizeKey } from "./keys.ts";
 
 export const ACTION_TYPES = [
   "click",
@@ -34,7 +34,16 @@ export const ACTION_TYPES = [
 export type ActionType = (typeof ACTION_TYPES)[number];
 
 /** DECISIONS "Precise answers": the eight action types a caller may name in `tools`. */
-export const FILTERABLE_TOOLS = ["click", "type_text", "key_press", "key_combo", "scroll", "drag", "move", "wait"] as const;
+export const FILTERABLE_TOOLS = [
+  "click",
+  "type_text",
+  "key_press",
+  "key_combo",
+  "scroll",
+  "drag",
+  "move",
+  "wait",
+] as const;
 export type FilterableTool = (typeof FILTERABLE_TOOLS)[number];
 
 export const COORDINATE_MAX = 32767;
@@ -59,10 +68,13 @@ export const KeyName = z
 
 const ModifierKeyName = z
   .string()
-  .refine((k) => {
-    const n = normalizeKey(k);
-    return n !== null && isModifierKey(n);
-  }, { message: "hold_keys may only hold modifier keys: ctrl, alt, shift, meta" })
+  .refine(
+    (k) => {
+      const n = normalizeKey(k);
+      return n !== null && isModifierKey(n);
+    },
+    { message: "hold_keys may only hold modifier keys: ctrl, alt, shift, meta" },
+  )
   .overwrite((k) => normalizeKey(k) ?? k);
 
 const HoldKeys = z
@@ -231,13 +243,18 @@ export function validateEngineActions(raw: unknown, screen: Screen): Action[] {
       details.push(...issuesToDetails(parsed.error.issues, `engine.actions.${i}`));
       return;
     }
-    for (const d of outOfScreen(parsed.data, screen)) details.push({ path: `engine.actions.${i}.${d.path}`, message: d.message });
+    for (const d of outOfScreen(parsed.data, screen))
+      details.push({ path: `engine.actions.${i}.${d.path}`, message: d.message });
     actions.push(parsed.data);
   });
   if (details.length > 0) {
-    throw new CoreError("PREDICTION_FAILED", `The engine proposed an invalid action: ${details[0]!.path}: ${details[0]!.message}`, {
-      details,
-    });
+    throw new CoreError(
+      "PREDICTION_FAILED",
+      `The engine proposed an invalid action: ${details[0]!.path}: ${details[0]!.message}`,
+      {
+        details,
+      },
+    );
   }
   return actions;
 }

@@ -150,7 +150,14 @@ const ALIASES: Record<string, string> = {
 };
 
 const CANONICAL = new Set<string>(NAMED_KEYS);
-const SINGLE_CHAR_NAMES: Record<string, string> = { "\n": "enter", "\r": "enter", "\t": "tab", " ": "space", "\b": "backspace", "⌘": "meta" };
+const SINGLE_CHAR_NAMES: Record<string, string> = {
+  "\n": "enter",
+  "\r": "enter",
+  "\t": "tab",
+  " ": "space",
+  "\b": "backspace",
+  "⌘": "meta",
+};
 
 /** Canonical name of a key, or null when the string names no key. */
 export function normalizeKey(name: string): string | null {

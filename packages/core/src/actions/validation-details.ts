@@ -20,7 +20,8 @@ export function issuesToDetails(issues: readonly z.core.$ZodIssue[], prefix: str
   const details: Detail[] = [];
   for (const issue of issues) {
     if (issue.code === "unrecognized_keys") {
-      for (const key of issue.keys) details.push({ path: joinPath(prefix, [...issue.path, key]), message: "unknown field" });
+      for (const key of issue.keys)
+        details.push({ path: joinPath(prefix, [...issue.path, key]), message: "unknown field" });
     } else {
       details.push({ path: joinPath(prefix, issue.path), message: issue.message });
     }

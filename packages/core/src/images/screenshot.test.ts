@@ -2,11 +2,11 @@ import { inflateSync } from "node:zlib";
 import { describe, expect, it } from "vitest";
 import { CoreError } from "../errors.ts";
 import {
-  MAX_SCREENSHOT_B64_CHARS,
   base64Problem,
   checkScreenSize,
   crc32,
   decodeScreenshot,
+  MAX_SCREENSHOT_B64_CHARS,
   makePng,
   readImageHeader,
   toDataUri,
@@ -18,14 +18,34 @@ import {
 
 /** A structurally real baseline JPEG: SOI, APP0, DQT, SOF0, DHT, SOS, scan bytes, EOI. */
 function makeJpeg(width: number, height: number, opts: { sof?: number; noSof?: boolean; fill?: boolean } = {}): Buffer {
-  const seg = (marker: number, payload: number[]) => [0xff, marker, (payload.length + 2) >> 8, (payload.length + 2) & 0xff, ...payload];
+  const seg = (marker: number, payload: number[]) => [
+    0xff,
+    marker,
+    (payload.length + 2) >> 8,
+    (payload.length + 2) & 0xff,
+    ...payload,
+  ];
   const app0 = seg(0xe0, [0x4a, 0x46, 0x49, 0x46, 0x00, 1, 1, 0, 0, 1, 0, 1, 0, 0]);
   const dqt = seg(0xdb, [0, ...Array(64).fill(1)]);
-  const sof = opts.noSof ? [] : seg(opts.sof ?? 0xc0, [8, height >> 8, height & 0xff, width >> 8, width & 0xff, 1, 1, 0x11, 0]);
+  const sof = opts.noSof
+    ? []
+    : seg(opts.sof ?? 0xc0, [8, height >> 8, height & 0xff, width >> 8, width & 0xff, 1, 1, 0x11, 0]);
   const dht = seg(0xc4, [0x00, 1, ...Array(15).fill(0), 0]);
   const sos = seg(0xda, [1, 1, 0, 0, 63, 0]);
   const fill = opts.fill ? [0xff, 0xff] : [];
-  return Buffer.from([0xff, 0xd8, ...app0, ...fill, ...dqt, ...sof, ...dht, ...sos, ...Array(120).fill(0x55), 0xff, 0xd9]);
+  return Buffer.from([
+    0xff,
+    0xd8,
+    ...app0,
+    ...fill,
+    ...dqt,
+    ...sof,
+    ...dht,
+    ...sos,
+    ...Array(120).fill(0x55),
+    0xff,
+    0xd9,
+  ]);
 }
 
 const png = makePng(64, 48, (x, y) => [x * 4, y * 5, 100, 255]);
@@ -52,7 +72,9 @@ describe("makePng", () => {
     const idatLen = p.readUInt32BE(33);
     expect(p.toString("latin1", 37, 41)).toBe("IDAT");
     const raw = inflateSync(p.subarray(41, 41 + idatLen));
-    expect([...raw]).toEqual([0, 0, 0, 7, 200, 1, 0, 7, 200, 2, 0, 7, 200, 0, 0, 1, 7, 200, 1, 1, 7, 200, 2, 1, 7, 200]);
+    expect([...raw]).toEqual([
+      0, 0, 0, 7, 200, 1, 0, 7, 200, 2, 0, 7, 200, 0, 0, 1, 7, 200, 1, 1, 7, 200, 2, 1, 7, 200,
+    ]);
   });
   it("defaults to white and opaque", () => {
     const p = makePng(1, 1);
@@ -81,7 +103,13 @@ describe("decodeScreenshot accepts (SPEC predict screenshot)", () => {
     ["progressive JPEG (SOF2)", makeJpeg(800, 600, { sof: 0xc2 }).toString("base64"), "image/jpeg", 800, 600],
     ["JPEG with fill bytes before a marker", makeJpeg(10, 20, { fill: true }).toString("base64"), "image/jpeg", 10, 20],
     ["large PNG", makePng(1920, 1080).toString("base64"), "image/png", 1920, 1080],
-    ["PNG with bytes after IEND", Buffer.concat([png, Buffer.from("trailing")]).toString("base64"), "image/png", 64, 48],
+    [
+      "PNG with bytes after IEND",
+      Buffer.concat([png, Buffer.from("trailing")]).toString("base64"),
+      "image/png",
+      64,
+      48,
+    ],
   ])("%s", (_name, input, mime, width, height) => {
     const img = decodeScreenshot(input);
     expect(img.mime).toBe(mime);
@@ -117,7 +145,7 @@ function pngWithChunks(chunks: [string, Buffer][]): string {
 describe("decodeScreenshot rejects with 400 INVALID_SCREENSHOT (SPEC Errors)", () => {
   it.each<[string, string, string?]>([
     ["empty", ""],
-    ["99 chars", "A".repeat(96) + "AAA"],
+    ["99 chars", "A".repeat(99)],
     ["too short even if valid", makePng(1, 1).toString("base64").slice(0, 96)],
     ["text, not base64", "this is not base64 at all! ".repeat(10)],
     ["whitespace inside", `${pngB64.slice(0, 100)}\n${pngB64.slice(100)}`, "whitespace"],
@@ -130,21 +158,39 @@ describe("decodeScreenshot rejects with 400 INVALID_SCREENSHOT (SPEC Errors)", (
     ["GIF bytes", Buffer.concat([Buffer.from("GIF89a"), Buffer.alloc(100)]).toString("base64"), "neither"],
     ["truncated PNG", png.subarray(0, png.length - 20).toString("base64"), "truncated"],
     ["PNG with bad IHDR CRC", corruptPng((b) => (b[29] = b[29]! ^ 0xff)), "checksum"],
-    ["PNG with zero width", corruptPng((b) => {
-      b.writeUInt32BE(0, 16);
-      b.writeUInt32BE(crc32(b, 12, 29), 29);
-    }), "size"],
-    ["PNG with bit depth 3", corruptPng((b) => {
-      b[24] = 3;
-      b.writeUInt32BE(crc32(b, 12, 29), 29);
-    }), "bit depth"],
+    [
+      "PNG with zero width",
+      corruptPng((b) => {
+        b.writeUInt32BE(0, 16);
+        b.writeUInt32BE(crc32(b, 12, 29), 29);
+      }),
+      "size",
+    ],
+    [
+      "PNG with bit depth 3",
+      corruptPng((b) => {
+        b[24] = 3;
+        b.writeUInt32BE(crc32(b, 12, 29), 29);
+      }),
+      "bit depth",
+    ],
     ["PNG without IHDR first", corruptPng((b) => b.write("IHDX", 12, "latin1"))],
     ["PNG without IDAT", pngWithChunks([["IEND", Buffer.alloc(0)]]), "IDAT"],
-    ["PNG with a second IHDR", pngWithChunks([["IHDR", Buffer.alloc(13)], ["IEND", Buffer.alloc(0)]]), "second IHDR"],
+    [
+      "PNG with a second IHDR",
+      pngWithChunks([
+        ["IHDR", Buffer.alloc(13)],
+        ["IEND", Buffer.alloc(0)],
+      ]),
+      "second IHDR",
+    ],
     ["JPEG without SOF", makeJpeg(10, 10, { noSof: true }).toString("base64"), "frame header"],
     ["JPEG with zero height", makeJpeg(10, 0).toString("base64"), "size"],
     ["JPEG truncated in a segment", jpeg.subarray(0, 100).toString("base64"), "truncated"],
-    ["JPEG that ends after SOI", Buffer.concat([Buffer.from([0xff, 0xd8, 0xff, 0xd9]), Buffer.alloc(90)]).toString("base64")],
+    [
+      "JPEG that ends after SOI",
+      Buffer.concat([Buffer.from([0xff, 0xd8, 0xff, 0xd9]), Buffer.alloc(90)]).toString("base64"),
+    ],
     ["data URI with image/jpg", `data:image/jpg;base64,${jpegB64}`, "image/jpeg"],
     ["data URI with image/gif", `data:image/gif;base64,${pngB64}`],
     ["data URI in upper case", `data:image/PNG;base64,${pngB64}`],

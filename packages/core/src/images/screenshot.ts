@@ -87,7 +87,13 @@ export function crc32(buf: Uint8Array, start = 0, end = buf.length): number {
 }
 
 const PNG_SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
-const PNG_DEPTHS: Record<number, number[]> = { 0: [1, 2, 4, 8, 16], 2: [8, 16], 3: [1, 2, 4, 8], 4: [8, 16], 6: [8, 16] };
+const PNG_DEPTHS: Record<number, number[]> = {
+  0: [1, 2, 4, 8, 16],
+  2: [8, 16],
+  3: [1, 2, 4, 8],
+  4: [8, 16],
+  6: [8, 16],
+};
 
 type Dims = { width: number; height: number } | string;
 
@@ -113,7 +119,8 @@ function readPng(b: Buffer): Dims {
       const colorType = b[pos + 17]!;
       if (width === 0 || height === 0 || width > 0x7fffffff || height > 0x7fffffff) return "PNG has an invalid size";
       if (!PNG_DEPTHS[colorType]?.includes(depth)) return "PNG has an invalid bit depth or colour type";
-      if (b[pos + 18] !== 0 || b[pos + 19] !== 0 || b[pos + 20]! > 1) return "PNG has an invalid compression, filter or interlace method";
+      if (b[pos + 18] !== 0 || b[pos + 19] !== 0 || b[pos + 20]! > 1)
+        return "PNG has an invalid compression, filter or interlace method";
       dims = { width, height, colorType };
       first = false;
     } else if (type === "IHDR") {
@@ -210,7 +217,8 @@ export function decodeScreenshot(s: string, field = "body.screenshot"): DecodedI
       { details: [{ path: field, message: `at most ${MAX_SCREENSHOT_B64_CHARS} base64 characters` }] },
     );
   }
-  if (b64.length < MIN_SCREENSHOT_B64_CHARS) throw invalid(field, `at least ${MIN_SCREENSHOT_B64_CHARS} base64 characters are required`);
+  if (b64.length < MIN_SCREENSHOT_B64_CHARS)
+    throw invalid(field, `at least ${MIN_SCREENSHOT_B64_CHARS} base64 characters are required`);
   const problem = base64Problem(b64);
   if (problem) throw invalid(field, problem);
   const bytes = Buffer.from(b64, "base64");
@@ -218,7 +226,11 @@ export function decodeScreenshot(s: string, field = "body.screenshot"): DecodedI
   if (typeof header === "string") throw invalid(field, header);
   if (declared && declared !== header.mime)
     throw invalid(field, `the data URI says ${declared} but the bytes are ${header.mime}`);
-  if (header.width > MAX_IMAGE_SIDE || header.height > MAX_IMAGE_SIDE || header.width * header.height > MAX_IMAGE_PIXELS)
+  if (
+    header.width > MAX_IMAGE_SIDE ||
+    header.height > MAX_IMAGE_SIDE ||
+    header.width * header.height > MAX_IMAGE_PIXELS
+  )
     throw invalid(
       field,
       `the image is ${header.width}x${header.height}; at most ${MAX_IMAGE_SIDE} pixels per side and ${MAX_IMAGE_PIXELS} pixels in all`,
@@ -269,7 +281,14 @@ function chunk(type: string, data: Buffer): Buffer {
  * machines. `rgba(x, y)` gives each pixel (alpha defaults to 255); without it the image is white.
  */
 export function makePng(width: number, height: number, rgba?: (x: number, y: number) => Rgba): Buffer {
-  if (!Number.isInteger(width) || !Number.isInteger(height) || width < 1 || height < 1 || width > MAX_IMAGE_SIDE || height > MAX_IMAGE_SIDE)
+  if (
+    !Number.isInteger(width) ||
+    !Number.isInteger(height) ||
+    width < 1 ||
+    height < 1 ||
+    width > MAX_IMAGE_SIDE ||
+    height > MAX_IMAGE_SIDE
+  )
     throw new RangeError(`makePng: invalid size ${width}x${height}`);
   const stride = width * 4 + 1;
   const raw = Buffer.alloc(stride * height, 255);
@@ -291,7 +310,12 @@ export function makePng(width: number, height: number, rgba?: (x: number, y: num
   ihdr.writeUInt32BE(height, 4);
   ihdr[8] = 8; // bit depth
   ihdr[9] = 6; // RGBA
-  return Buffer.concat([PNG_SIGNATURE, chunk("IHDR", ihdr), chunk("IDAT", deflateSync(raw)), chunk("IEND", Buffer.alloc(0))]);
+  return Buffer.concat([
+    PNG_SIGNATURE,
+    chunk("IHDR", ihdr),
+    chunk("IDAT", deflateSync(raw)),
+    chunk("IEND", Buffer.alloc(0)),
+  ]);
 }
 
 /** `data:<mime>;base64,<...>` for a decoded image or raw PNG bytes. */

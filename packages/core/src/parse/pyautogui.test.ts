@@ -40,12 +40,24 @@ function strictError(code: string, opts: Parameters<typeof parsePyautogui>[1] = 
 describe("supported calls (DECISIONS Prediction: parse)", () => {
   it.each<[string, string, unknown[]]>([
     ["click x, y", "pyautogui.click(100, 200)", [click(100, 200)]],
-    ["click keywords", "pyautogui.click(x=100, y=200, clicks=2, button='right')", [click(100, 200, { clicks: 2, button: "right" })]],
-    ["click positional clicks/interval/button", "pyautogui.click(1, 2, 3, 0.1, 'middle')", [click(1, 2, { clicks: 3, button: "middle" })]],
+    [
+      "click keywords",
+      "pyautogui.click(x=100, y=200, clicks=2, button='right')",
+      [click(100, 200, { clicks: 2, button: "right" })],
+    ],
+    [
+      "click positional clicks/interval/button",
+      "pyautogui.click(1, 2, 3, 0.1, 'middle')",
+      [click(1, 2, { clicks: 3, button: "middle" })],
+    ],
     ["click (x, y) tuple", "pyautogui.click((10, 20))", [click(10, 20)]],
     ["click [x, y] list", "pyautogui.click([10, 20])", [click(10, 20)]],
     ["click primary/secondary", "pyautogui.click(1, 1, button='secondary')", [click(1, 1, { button: "right" })]],
-    ["click ignores duration/interval/_pause", "pyautogui.click(5, 5, duration=0.5, interval=0.1, _pause=False, logScreenshot=None)", [click(5, 5)]],
+    [
+      "click ignores duration/interval/_pause",
+      "pyautogui.click(5, 5, duration=0.5, interval=0.1, _pause=False, logScreenshot=None)",
+      [click(5, 5)],
+    ],
     ["click floats truncate like int()", "pyautogui.click(10.9, 20.2)", [click(10, 20)]],
     ["click integral float", "pyautogui.click(10.0, 2e1)", [click(10, 20)]],
     ["click hex and underscores", "pyautogui.click(0x10, 1_000)", [click(16, 1000)]],
@@ -58,36 +70,84 @@ describe("supported calls (DECISIONS Prediction: parse)", () => {
     ["doubleClick", "pyautogui.doubleClick(3, 4)", [click(3, 4, { clicks: 2 })]],
     ["doubleClick right", "pyautogui.doubleClick(3, 4, button='right')", [click(3, 4, { clicks: 2, button: "right" })]],
     ["tripleClick", "pyautogui.tripleClick(3, 4)", [click(3, 4, { clicks: 3 })]],
-    ["click without coordinates at the tracked position", "pyautogui.moveTo(7, 8)\npyautogui.click()", [move(7, 8), click(7, 8)]],
+    [
+      "click without coordinates at the tracked position",
+      "pyautogui.moveTo(7, 8)\npyautogui.click()",
+      [move(7, 8), click(7, 8)],
+    ],
     ["click with one coordinate", "pyautogui.moveTo(7, 8)\npyautogui.click(y=50)", [move(7, 8), click(7, 50)]],
     ["moveTo", "pyautogui.moveTo(10, 20, duration=1)", [move(10, 20)]],
     ["moveTo without coordinates is a no-op", "pyautogui.moveTo()", []],
     ["moveRel", "pyautogui.moveTo(10, 20)\npyautogui.moveRel(5, -5)", [move(10, 20), move(15, 15)]],
     ["move is moveRel", "pyautogui.click(10, 20)\npyautogui.move(-10, 0)", [click(10, 20), move(0, 20)]],
     ["moveRel with a pair", "pyautogui.click(10, 20)\npyautogui.moveRel((1, 2))", [click(10, 20), move(11, 22)]],
-    ["dragTo from the last click", "pyautogui.click(10, 20)\npyautogui.dragTo(30, 40)", [click(10, 20), drag(10, 20, 30, 40)]],
-    ["dragTo right button", "pyautogui.moveTo(1, 2)\npyautogui.dragTo(3, 4, button='right')", [move(1, 2), drag(1, 2, 3, 4, { button: "right" })]],
+    [
+      "dragTo from the last click",
+      "pyautogui.click(10, 20)\npyautogui.dragTo(30, 40)",
+      [click(10, 20), drag(10, 20, 30, 40)],
+    ],
+    [
+      "dragTo right button",
+      "pyautogui.moveTo(1, 2)\npyautogui.dragTo(3, 4, button='right')",
+      [move(1, 2), drag(1, 2, 3, 4, { button: "right" })],
+    ],
     ["dragRel", "pyautogui.moveTo(10, 10)\npyautogui.dragRel(5, 6)", [move(10, 10), drag(10, 10, 15, 16)]],
     ["drag is dragRel", "pyautogui.moveTo(10, 10)\npyautogui.drag(0, 10, 0.5)", [move(10, 10), drag(10, 10, 10, 20)]],
-    ["drags chain from their end", "pyautogui.moveTo(0, 0)\npyautogui.dragTo(5, 5)\npyautogui.dragTo(9, 9)", [move(0, 0), drag(0, 0, 5, 5), drag(5, 5, 9, 9)]],
-    ["dragTo mouseDownUp=False is a move", "pyautogui.moveTo(0, 0)\npyautogui.dragTo(5, 5, mouseDownUp=False)", [move(0, 0), move(5, 5)]],
-    ["mouseDown/mouseUp pair -> drag", "pyautogui.mouseDown(10, 10)\npyautogui.mouseUp(50, 60)", [drag(10, 10, 50, 60)]],
-    ["mouseDown, moveTo, mouseUp -> drag", "pyautogui.mouseDown(10, 10)\npyautogui.moveTo(20, 20)\npyautogui.mouseUp()", [drag(10, 10, 20, 20)]],
-    ["mouseDown/mouseUp at one point -> click", "pyautogui.moveTo(4, 4)\npyautogui.mouseDown()\npyautogui.mouseUp()", [move(4, 4), click(4, 4)]],
-    ["mouseDown/Up right button", "pyautogui.mouseDown(1, 1, button='right')\npyautogui.mouseUp(2, 2, button='right')", [drag(1, 1, 2, 2, { button: "right" })]],
+    [
+      "drags chain from their end",
+      "pyautogui.moveTo(0, 0)\npyautogui.dragTo(5, 5)\npyautogui.dragTo(9, 9)",
+      [move(0, 0), drag(0, 0, 5, 5), drag(5, 5, 9, 9)],
+    ],
+    [
+      "dragTo mouseDownUp=False is a move",
+      "pyautogui.moveTo(0, 0)\npyautogui.dragTo(5, 5, mouseDownUp=False)",
+      [move(0, 0), move(5, 5)],
+    ],
+    [
+      "mouseDown/mouseUp pair -> drag",
+      "pyautogui.mouseDown(10, 10)\npyautogui.mouseUp(50, 60)",
+      [drag(10, 10, 50, 60)],
+    ],
+    [
+      "mouseDown, moveTo, mouseUp -> drag",
+      "pyautogui.mouseDown(10, 10)\npyautogui.moveTo(20, 20)\npyautogui.mouseUp()",
+      [drag(10, 10, 20, 20)],
+    ],
+    [
+      "mouseDown/mouseUp at one point -> click",
+      "pyautogui.moveTo(4, 4)\npyautogui.mouseDown()\npyautogui.mouseUp()",
+      [move(4, 4), click(4, 4)],
+    ],
+    [
+      "mouseDown/Up right button",
+      "pyautogui.mouseDown(1, 1, button='right')\npyautogui.mouseUp(2, 2, button='right')",
+      [drag(1, 1, 2, 2, { button: "right" })],
+    ],
     ["write", "pyautogui.write('Hello, world!')", [type("Hello, world!")]],
-    ["typewrite", "pyautogui.typewrite(\"abc\", interval=0.05)", [type("abc")]],
+    ["typewrite", 'pyautogui.typewrite("abc", interval=0.05)', [type("abc")]],
     ["write a list of keys", "pyautogui.write(['a', 'b', 'enter'])", [press("a", "b", "enter")]],
-    ["typewrite a list of keys with aliases", "pyautogui.typewrite(['left', 'Return', 'esc'])", [press("left", "enter", "escape")]],
+    [
+      "typewrite a list of keys with aliases",
+      "pyautogui.typewrite(['left', 'Return', 'esc'])",
+      [press("left", "enter", "escape")],
+    ],
     ["write empty string does nothing", "pyautogui.write('')", []],
     ["press", "pyautogui.press('enter')", [press("enter")]],
-    ["press presses=3 is one key_press (DECISIONS Precise answers)", "pyautogui.press('enter', presses=3)", [press("enter", "enter", "enter")]],
+    [
+      "press presses=3 is one key_press (DECISIONS Precise answers)",
+      "pyautogui.press('enter', presses=3)",
+      [press("enter", "enter", "enter")],
+    ],
     ["press list", "pyautogui.press(['tab', 'tab', 'space'])", [press("tab", "tab", "space")]],
     ["press list presses=2", "pyautogui.press(['a', 'b'], presses=2)", [press("a", "b", "a", "b")]],
     ["press upper-case name", "pyautogui.press('PageDown')", [press("pagedown")]],
     ["press a capital letter keeps its case", "pyautogui.press('A')", [press("A")]],
     ["press presses=0 does nothing", "pyautogui.press('a', presses=0)", []],
-    ["press 150 times splits at 100 keys", "pyautogui.press('down', presses=150)", [press(...Array(100).fill("down")), press(...Array(50).fill("down"))]],
+    [
+      "press 150 times splits at 100 keys",
+      "pyautogui.press('down', presses=150)",
+      [press(...Array(100).fill("down")), press(...Array(50).fill("down"))],
+    ],
     ["hotkey", "pyautogui.hotkey('ctrl', 'c')", [combo("ctrl", "c")]],
     ["hotkey aliases", "pyautogui.hotkey('command', 'shift', 'Z')", [combo("meta", "shift", "Z")]],
     ["hotkey with a list", "pyautogui.hotkey(['alt', 'tab'])", [combo("alt", "tab")]],
@@ -95,14 +155,42 @@ describe("supported calls (DECISIONS Prediction: parse)", () => {
     ["hotkey of one key", "pyautogui.hotkey('f5')", [press("f5")]],
     ["hotkey repeated key", "pyautogui.hotkey('ctrl', 'ctrl', 'a')", [combo("ctrl", "a")]],
     ["hotkey() does nothing", "pyautogui.hotkey()", []],
-    ["keyDown/keyUp chord", "pyautogui.keyDown('ctrl')\npyautogui.keyDown('c')\npyautogui.keyUp('c')\npyautogui.keyUp('ctrl')", [combo("ctrl", "c")]],
-    ["keyDown/press/keyUp", "pyautogui.keyDown('shift'); pyautogui.press('tab'); pyautogui.keyUp('shift')", [combo("shift", "tab")]],
-    ["keyDown held over two presses", "pyautogui.keyDown('ctrl')\npyautogui.press('c')\npyautogui.press('v')\npyautogui.keyUp('ctrl')", [combo("ctrl", "c"), combo("ctrl", "v")]],
-    ["keyDown held over two key pairs", "pyautogui.keyDown('ctrl')\npyautogui.keyDown('a')\npyautogui.keyUp('a')\npyautogui.keyDown('c')\npyautogui.keyUp('c')\npyautogui.keyUp('ctrl')", [combo("ctrl", "a"), combo("ctrl", "c")]],
+    [
+      "keyDown/keyUp chord",
+      "pyautogui.keyDown('ctrl')\npyautogui.keyDown('c')\npyautogui.keyUp('c')\npyautogui.keyUp('ctrl')",
+      [combo("ctrl", "c")],
+    ],
+    [
+      "keyDown/press/keyUp",
+      "pyautogui.keyDown('shift'); pyautogui.press('tab'); pyautogui.keyUp('shift')",
+      [combo("shift", "tab")],
+    ],
+    [
+      "keyDown held over two presses",
+      "pyautogui.keyDown('ctrl')\npyautogui.press('c')\npyautogui.press('v')\npyautogui.keyUp('ctrl')",
+      [combo("ctrl", "c"), combo("ctrl", "v")],
+    ],
+    [
+      "keyDown held over two key pairs",
+      "pyautogui.keyDown('ctrl')\npyautogui.keyDown('a')\npyautogui.keyUp('a')\npyautogui.keyDown('c')\npyautogui.keyUp('c')\npyautogui.keyUp('ctrl')",
+      [combo("ctrl", "a"), combo("ctrl", "c")],
+    ],
     ["keyDown/keyUp of one key is a key_press", "pyautogui.keyDown('a')\npyautogui.keyUp('a')", [press("a")]],
-    ["keyDown modifier + click -> hold_keys", "pyautogui.keyDown('shift')\npyautogui.click(5, 5)\npyautogui.keyUp('shift')", [click(5, 5, { hold_keys: ["shift"] })]],
-    ["keyDown modifier + hotkey", "pyautogui.keyDown('ctrl')\npyautogui.hotkey('shift', 't')\npyautogui.keyUp('ctrl')", [combo("ctrl", "shift", "t")]],
-    ["keyDown modifier + drag", "pyautogui.moveTo(1, 1)\npyautogui.keyDown('alt')\npyautogui.dragTo(9, 9)\npyautogui.keyUp('alt')", [move(1, 1), drag(1, 1, 9, 9, { hold_keys: ["alt"] })]],
+    [
+      "keyDown modifier + click -> hold_keys",
+      "pyautogui.keyDown('shift')\npyautogui.click(5, 5)\npyautogui.keyUp('shift')",
+      [click(5, 5, { hold_keys: ["shift"] })],
+    ],
+    [
+      "keyDown modifier + hotkey",
+      "pyautogui.keyDown('ctrl')\npyautogui.hotkey('shift', 't')\npyautogui.keyUp('ctrl')",
+      [combo("ctrl", "shift", "t")],
+    ],
+    [
+      "keyDown modifier + drag",
+      "pyautogui.moveTo(1, 1)\npyautogui.keyDown('alt')\npyautogui.dragTo(9, 9)\npyautogui.keyUp('alt')",
+      [move(1, 1), drag(1, 1, 9, 9, { hold_keys: ["alt"] })],
+    ],
     ["scroll", "pyautogui.scroll(-5)", [scroll(-5)]],
     ["scroll at x, y", "pyautogui.scroll(3, x=100, y=200)", [scroll(3, { x: 100, y: 200 })]],
     ["scroll positional anchor", "pyautogui.scroll(3, 100, 200)", [scroll(3, { x: 100, y: 200 })]],
@@ -110,7 +198,11 @@ describe("supported calls (DECISIONS Prediction: parse)", () => {
     ["hscroll", "pyautogui.hscroll(-4)", [scroll(-4, { direction: "horizontal" })]],
     ["scroll float truncates", "pyautogui.scroll(2.7)", [scroll(2)]],
     ["scroll 0 does nothing", "pyautogui.scroll(0)", []],
-    ["scroll anchor sets the drag start", "pyautogui.scroll(1, 10, 10)\npyautogui.dragTo(20, 20)", [scroll(1, { x: 10, y: 10 }), drag(10, 10, 20, 20)]],
+    [
+      "scroll anchor sets the drag start",
+      "pyautogui.scroll(1, 10, 10)\npyautogui.dragTo(20, 20)",
+      [scroll(1, { x: 10, y: 10 }), drag(10, 10, 20, 20)],
+    ],
     ["time.sleep", "import time\ntime.sleep(2)", [wait(2)]],
     ["time.sleep float", "time.sleep(0.25)", [wait(0.25)]],
     ["pyautogui.sleep", "pyautogui.sleep(1)", [wait(1)]],
@@ -137,14 +229,30 @@ describe("Python syntax the parser understands", () => {
     ["implicit continuation in brackets", "pyautogui.click(\n    100,\n    200,\n)", [click(100, 200)]],
     ["backslash continuation", "pyautogui.click(100, \\\n 200)", [click(100, 200)]],
     ["spaces around dots and parens", "pyautogui . click ( 1 , 2 )", [click(1, 2)]],
-    ["uniform indentation is removed", "    pyautogui.click(1, 2)\n    pyautogui.click(3, 4)", [click(1, 2), click(3, 4)]],
+    [
+      "uniform indentation is removed",
+      "    pyautogui.click(1, 2)\n    pyautogui.click(3, 4)",
+      [click(1, 2), click(3, 4)],
+    ],
     ["import as alias", "import pyautogui as pg\npg.click(1, 2)", [click(1, 2)]],
     ["from import", "from pyautogui import click, press as p\nclick(1, 2)\np('a')", [click(1, 2), press("a")]],
-    ["from import in parentheses", "from pyautogui import (\n  click,\n  hotkey,\n)\nhotkey('ctrl', 'a')", [combo("ctrl", "a")]],
+    [
+      "from import in parentheses",
+      "from pyautogui import (\n  click,\n  hotkey,\n)\nhotkey('ctrl', 'a')",
+      [combo("ctrl", "a")],
+    ],
     ["from import *", "from pyautogui import *\nclick(1, 2)\nwrite('x')", [click(1, 2), type("x")]],
     ["from time import sleep", "from time import sleep\nsleep(1)", [wait(1)]],
-    ["other imports are ignored", "import os, sys\nimport subprocess as sp\nfrom os import path\npyautogui.click(1, 2)", [click(1, 2)]],
-    ["FAILSAFE and PAUSE settings are ignored", "pyautogui.FAILSAFE = False\npyautogui.PAUSE = 0.5\npyautogui.click(1, 2)", [click(1, 2)]],
+    [
+      "other imports are ignored",
+      "import os, sys\nimport subprocess as sp\nfrom os import path\npyautogui.click(1, 2)",
+      [click(1, 2)],
+    ],
+    [
+      "FAILSAFE and PAUSE settings are ignored",
+      "pyautogui.FAILSAFE = False\npyautogui.PAUSE = 0.5\npyautogui.click(1, 2)",
+      [click(1, 2)],
+    ],
     ["docstring is ignored", '"""Click the button."""\npyautogui.click(1, 2)', [click(1, 2)]],
     ["double-quoted string", 'pyautogui.write("it\'s")', [type("it's")]],
     ["escapes", "pyautogui.write('a\\tb\\nc\\\\d\\'e\\x41\\u00e9\\U0001F600\\101')", [type("a\tb\nc\\d'eAé😀A")]],
@@ -245,12 +353,32 @@ describe("unsupported statements: strict 422 with code:LINE, non-strict skipped 
     ["mouseUp without mouseDown", "pyautogui.mouseUp(1, 1)", 1, /without a preceding mouseDown/],
     ["mouseDown never released", "pyautogui.mouseDown(1, 1)\npyautogui.moveTo(2, 2)", 1, /never released/],
     ["mouse buttons differ", "pyautogui.mouseDown(1, 1)\npyautogui.mouseUp(2, 2, button='right')", 2, /does not match/],
-    ["click while mouse down", "pyautogui.mouseDown(1, 1)\npyautogui.click(2, 2)\npyautogui.mouseUp()", 2, /mouse button is held/],
+    [
+      "click while mouse down",
+      "pyautogui.mouseDown(1, 1)\npyautogui.click(2, 2)\npyautogui.mouseUp()",
+      2,
+      /mouse button is held/,
+    ],
     ["keyUp without keyDown", "pyautogui.keyUp('ctrl')", 1, /without a preceding keyDown/],
     ["keyDown never released", "pyautogui.keyDown('shift')\npyautogui.press('a')", 1, /never released/],
-    ["typing while keys held", "pyautogui.keyDown('shift')\npyautogui.write('abc')\npyautogui.keyUp('shift')", 2, /while keys are held/],
-    ["scroll while keys held", "pyautogui.keyDown('ctrl')\npyautogui.scroll(1)\npyautogui.keyUp('ctrl')", 2, /while keys are held/],
-    ["click while a letter is held", "pyautogui.keyDown('a')\npyautogui.click(1, 1)\npyautogui.keyUp('a')", 2, /non-modifier key 'a'/],
+    [
+      "typing while keys held",
+      "pyautogui.keyDown('shift')\npyautogui.write('abc')\npyautogui.keyUp('shift')",
+      2,
+      /while keys are held/,
+    ],
+    [
+      "scroll while keys held",
+      "pyautogui.keyDown('ctrl')\npyautogui.scroll(1)\npyautogui.keyUp('ctrl')",
+      2,
+      /while keys are held/,
+    ],
+    [
+      "click while a letter is held",
+      "pyautogui.keyDown('a')\npyautogui.click(1, 1)\npyautogui.keyUp('a')",
+      2,
+      /non-modifier key 'a'/,
+    ],
     ["unknown key", "pyautogui.press('hyperspace')", 1, /unknown key name "hyperspace"/],
     ["key not a string", "pyautogui.press(13)", 1, /must be a key name string/],
     ["hotkey of 9 keys", "pyautogui.hotkey('ctrl','alt','shift','meta','a','b','c','d','e')", 1, /at most 8 keys/],
@@ -266,7 +394,12 @@ describe("unsupported statements: strict 422 with code:LINE, non-strict skipped 
     ["PAUSE negative", "pyautogui.PAUSE = -1", 1, /setting pyautogui\.PAUSE/],
     ["other setting", "pyautogui.MINIMUM_DURATION = 0", 1, /setting pyautogui\.MINIMUM_DURATION/],
     ["empty statement", "pyautogui.click(1, 1);;pyautogui.click(2, 2)", 1, /empty statement/],
-    ["statement after the call", "pyautogui.click(1, 2) pyautogui.click(3, 4)", 1, /unexpected 'pyautogui' after the call/],
+    [
+      "statement after the call",
+      "pyautogui.click(1, 2) pyautogui.click(3, 4)",
+      1,
+      /unexpected 'pyautogui' after the call/,
+    ],
     ["marker with arguments", "DONE()", 1, /DONE\(\) is not a supported/],
     ["marker in an expression", "pyautogui.write(DONE)", 1, /names and variables/],
   ])("%s", (_name, code, line, reason) => {
@@ -285,9 +418,12 @@ describe("unsupported statements: strict 422 with code:LINE, non-strict skipped 
 
 describe("non-strict mode keeps going", () => {
   it("skips unsupported statements and keeps the rest, with line and code", () => {
-    const r = parsePyautogui("pyautogui.click(1, 2)\nos.system('x')\npyautogui.press('a'); print(1); pyautogui.press('b')", {
-      strict: false,
-    });
+    const r = parsePyautogui(
+      "pyautogui.click(1, 2)\nos.system('x')\npyautogui.press('a'); print(1); pyautogui.press('b')",
+      {
+        strict: false,
+      },
+    );
     expect(r.actions).toEqual([click(1, 2), press("a"), press("b")]);
     expect(r.skipped).toEqual([
       { line: 2, code: "os.system('x')", reason: "os.system() is not a supported pyautogui call" },
@@ -296,9 +432,12 @@ describe("non-strict mode keeps going", () => {
   });
 
   it("skips the body of an unsupported block with it", () => {
-    const r = parsePyautogui("for i in range(3):\n    pyautogui.click(1, 1)\n    pyautogui.click(2, 2)\npyautogui.click(3, 3)", {
-      strict: false,
-    });
+    const r = parsePyautogui(
+      "for i in range(3):\n    pyautogui.click(1, 1)\n    pyautogui.click(2, 2)\npyautogui.click(3, 3)",
+      {
+        strict: false,
+      },
+    );
     expect(r.actions).toEqual([click(3, 3)]);
     expect(r.skipped.map((s) => s.line)).toEqual([1, 2, 3]);
     expect(r.skipped[1]!.reason).toMatch(/part of the unsupported 'for' block on line 1/);
@@ -317,7 +456,9 @@ describe("non-strict mode keeps going", () => {
   });
 
   it("a failed statement leaves the tracked state untouched", () => {
-    const r = parsePyautogui("pyautogui.moveTo(5, 5)\npyautogui.click(1, 1, clicks=99)\npyautogui.dragTo(9, 9)", { strict: false });
+    const r = parsePyautogui("pyautogui.moveTo(5, 5)\npyautogui.click(1, 1, clicks=99)\npyautogui.dragTo(9, 9)", {
+      strict: false,
+    });
     expect(r.actions).toEqual([move(5, 5), drag(5, 5, 9, 9)]);
   });
 
@@ -328,13 +469,17 @@ describe("non-strict mode keeps going", () => {
   });
 
   it("an attribute rebound by an unsupported assignment is no longer trusted", () => {
-    const r = parsePyautogui("pyautogui.click = os.system\npyautogui.click('id')\npyautogui.press('a')", { strict: false });
+    const r = parsePyautogui("pyautogui.click = os.system\npyautogui.click('id')\npyautogui.press('a')", {
+      strict: false,
+    });
     expect(r.actions).toEqual([press("a")]);
     expect(r.skipped.map((s) => s.line)).toEqual([1, 2]);
   });
 
   it("a def rebinding a name poisons it", () => {
-    const r = parsePyautogui("from pyautogui import click\ndef click(x, y):\n    os.system('x')\nclick(1, 2)", { strict: false });
+    const r = parsePyautogui("from pyautogui import click\ndef click(x, y):\n    os.system('x')\nclick(1, 2)", {
+      strict: false,
+    });
     expect(r.actions).toEqual([]);
   });
 
@@ -387,7 +532,10 @@ describe("limits and hostile inputs", () => {
   it("rejects scripts that produce more than 10,000 actions, even when not strict", () => {
     const code = "pyautogui.click(1, 1)\n".repeat(MAX_PARSED_ACTIONS + 1);
     expect(() => parsePyautogui(code, { strict: false })).toThrow(
-      expect.objectContaining({ code: "VALIDATION_ERROR", extras: { details: [expect.objectContaining({ path: "body.code" })] } }),
+      expect.objectContaining({
+        code: "VALIDATION_ERROR",
+        extras: { details: [expect.objectContaining({ path: "body.code" })] },
+      }),
     );
   });
 
@@ -437,6 +585,8 @@ describe("limits and hostile inputs", () => {
   });
 
   it("rejects a non-string code", () => {
-    expect(() => parsePyautogui(42 as unknown as string)).toThrow(expect.objectContaining({ code: "VALIDATION_ERROR" }));
+    expect(() => parsePyautogui(42 as unknown as string)).toThrow(
+      expect.objectContaining({ code: "VALIDATION_ERROR" }),
+    );
   });
 });

@@ -63,14 +63,14 @@ import {
   type Action,
   ActionSchema,
   COORDINATE_MAX,
+  isModifierKey,
   KEY_COMBO_MAX_KEYS,
   KEY_PRESS_MAX_KEYS,
+  normalizeKey,
+  outOfScreen,
   type Screen,
   TYPE_TEXT_MAX_CHARS,
   WAIT_MAX_SECONDS,
-  isModifierKey,
-  normalizeKey,
-  outOfScreen,
 } from "../actions/action.ts";
 import { issuesToDetails } from "../actions/validation-details.ts";
 import { CoreError } from "../errors.ts";
@@ -115,16 +115,63 @@ type Tok =
   | (Pos & { t: "nl" });
 
 const OPS = [
-  "**=", "//=", ">>=", "<<=", "...", "->", ":=", "**", "//", "<<", ">>", "<=", ">=", "==", "!=", "+=", "-=", "*=",
-  "/=", "%=", "&=", "|=", "^=", "@=", "(", ")", "[", "]", "{", "}", ",", ":", ".", ";", "@", "=", "+", "-", "*", "/",
-  "%", "&", "|", "^", "~", "<", ">",
+  "**=",
+  "//=",
+  ">>=",
+  "<<=",
+  "...",
+  "->",
+  ":=",
+  "**",
+  "//",
+  "<<",
+  ">>",
+  "<=",
+  ">=",
+  "==",
+  "!=",
+  "+=",
+  "-=",
+  "*=",
+  "/=",
+  "%=",
+  "&=",
+  "|=",
+  "^=",
+  "@=",
+  "(",
+  ")",
+  "[",
+  "]",
+  "{",
+  "}",
+  ",",
+  ":",
+  ".",
+  ";",
+  "@",
+  "=",
+  "+",
+  "-",
+  "*",
+  "/",
+  "%",
+  "&",
+  "|",
+  "^",
+  "~",
+  "<",
+  ">",
 ];
 /** operators by first character, longest first */
 const OPS_BY_CHAR = new Map<string, string[]>();
 for (const o of OPS) {
   const list = OPS_BY_CHAR.get(o[0]!) ?? [];
   list.push(o);
-  OPS_BY_CHAR.set(o[0]!, list.sort((a, b) => b.length - a.length));
+  OPS_BY_CHAR.set(
+    o[0]!,
+    list.sort((a, b) => b.length - a.length),
+  );
 }
 const CLOSERS: Record<string, string> = { ")": "(", "]": "[", "}": "{" };
 const NAME_RE = /[\p{L}\p{Nl}_][\p{L}\p{Nl}\p{Mn}\p{Mc}\p{Nd}\p{Pc}]*/uy;
@@ -200,9 +247,10 @@ class Tokenizer {
       const op = OPS_BY_CHAR.get(ch)?.find((o) => o.length === 1 || s.startsWith(o, this.i));
       if (op) {
         if (op === "(" || op === "[" || op === "{") {
-          if (this.depth.length >= MAX_NESTING) throw new CoreError("VALIDATION_ERROR", "body.code: brackets are nested too deeply", {
-            details: [{ path: "body.code", message: `brackets nest more than ${MAX_NESTING} levels` }],
-          });
+          if (this.depth.length >= MAX_NESTING)
+            throw new CoreError("VALIDATION_ERROR", "body.code: brackets are nested too deeply", {
+              details: [{ path: "body.code", message: `brackets nest more than ${MAX_NESTING} levels` }],
+            });
           this.depth.push({ ch: op, line: this.line });
         } else if (CLOSERS[op]) {
           const open = this.depth.pop();
@@ -220,7 +268,12 @@ class Tokenizer {
     if (this.depth.length > 0) {
       const open = this.depth[0]!;
       this.depth = [];
-      this.push({ t: "err", v: `'${open.ch}' opened on line ${open.line} was never closed` }, s.length, s.length, open.line);
+      this.push(
+        { t: "err", v: `'${open.ch}' opened on line ${open.line} was never closed` },
+        s.length,
+        s.length,
+        open.line,
+      );
     }
     this.endLogicalLine();
     return this.toks;
@@ -272,7 +325,8 @@ class Tokenizer {
         return;
       }
       const isFloat = /[.eE]/.test(clean);
-      if (!isFloat && /^0+[1-9]/.test(clean)) return this.error("leading zeros in decimal integer literals are not permitted", start);
+      if (!isFloat && /^0+[1-9]/.test(clean))
+        return this.error("leading zeros in decimal integer literals are not permitted", start);
       this.push({ t: "num", v: Number(clean), int: !isFloat }, start, this.i);
       return;
     }
@@ -343,8 +397,10 @@ class Tokenizer {
       }
       out += esc;
     }
-    if (prefix.includes("b")) return this.push({ t: "err", v: "bytes literals are not supported" }, start, this.i, startLine);
-    if (prefix.includes("f")) return this.push({ t: "err", v: "f-strings are not supported" }, start, this.i, startLine);
+    if (prefix.includes("b"))
+      return this.push({ t: "err", v: "bytes literals are not supported" }, start, this.i, startLine);
+    if (prefix.includes("f"))
+      return this.push({ t: "err", v: "f-strings are not supported" }, start, this.i, startLine);
     // adjacent literals concatenate
     const prev = this.toks[this.toks.length - 1];
     if (prev && prev.t === "str" && !this.indents.has(this.toks.length)) {
@@ -433,8 +489,44 @@ const KEYWORDS = new Set(
     " ",
   ),
 );
-const COMPOUND = new Set(["if", "elif", "else", "for", "while", "def", "class", "with", "try", "except", "finally", "async", "match", "case"]);
-const BINARY_OPS = new Set(["+", "-", "*", "/", "//", "%", "**", "@", "<<", ">>", "&", "|", "^", "<", ">", "<=", ">=", "==", "!=", "~"]);
+const COMPOUND = new Set([
+  "if",
+  "elif",
+  "else",
+  "for",
+  "while",
+  "def",
+  "class",
+  "with",
+  "try",
+  "except",
+  "finally",
+  "async",
+  "match",
+  "case",
+]);
+const BINARY_OPS = new Set([
+  "+",
+  "-",
+  "*",
+  "/",
+  "//",
+  "%",
+  "**",
+  "@",
+  "<<",
+  ">>",
+  "&",
+  "|",
+  "^",
+  "<",
+  ">",
+  "<=",
+  ">=",
+  "==",
+  "!=",
+  "~",
+]);
 const WORD_OPS = new Set(["and", "or", "not", "in", "is", "if", "else", "for", "lambda"]);
 
 function describeTok(t: Tok): string {
@@ -489,7 +581,8 @@ class StmtParser {
     if (first.t === "name") {
       if (first.v === "import") return this.importStmt();
       if (first.v === "from") return this.fromStmt();
-      if (COMPOUND.has(first.v)) throw new Unsupported(`'${first.v}' statements (control flow, definitions) are not supported`);
+      if (COMPOUND.has(first.v))
+        throw new Unsupported(`'${first.v}' statements (control flow, definitions) are not supported`);
       if (KEYWORDS.has(first.v) && !["True", "False", "None"].includes(first.v))
         throw new Unsupported(`'${first.v}' statements are not supported`);
       if ((first.v === "DONE" || first.v === "FAIL" || first.v === "WAIT") && this.end - this.i === 1)
@@ -499,10 +592,16 @@ class StmtParser {
     if (first.t === "name") {
       const callee = this.dotted();
       if (this.isOp("=") && callee.length === 2 && callee[0] === "pyautogui") return this.setting(callee[1]!);
-      if (this.isOp("=") || this.isOp(",") || (this.peek()?.t === "op" && /^[^=!<>]+=$/.test((this.peek() as { v: string }).v)) || this.isOp(":"))
+      if (
+        this.isOp("=") ||
+        this.isOp(",") ||
+        (this.peek()?.t === "op" && /^[^=!<>]+=$/.test((this.peek() as { v: string }).v)) ||
+        this.isOp(":")
+      )
         throw new Unsupported("assignments are not supported");
       if (this.atEnd()) throw new Unsupported(`'${callee.join(".")}' alone does nothing; only calls are supported`);
-      if (!this.isOp("(")) throw new Unsupported(`unsupported syntax after '${callee.join(".")}'${this.describeNext()}`);
+      if (!this.isOp("("))
+        throw new Unsupported(`unsupported syntax after '${callee.join(".")}'${this.describeNext()}`);
       this.i++;
       const { args, kwargs } = this.arglist();
       if (!this.atEnd()) {
@@ -538,7 +637,7 @@ class StmtParser {
   private importStmt(): Stmt {
     this.i++;
     const binds: { name: string; module: string }[] = [];
-    do {
+    for (;;) {
       if (!this.isName()) throw new Unsupported("expected a module name");
       const mod = this.dotted();
       let name = mod[0]!;
@@ -553,7 +652,7 @@ class StmtParser {
       binds.push({ name, module });
       if (!this.isOp(",")) break;
       this.i++;
-    } while (true);
+    }
     if (!this.atEnd()) throw new Unsupported(`unexpected ${describeTok(this.peek()!)} in import`);
     return { k: "import", binds };
   }
@@ -618,8 +717,10 @@ class StmtParser {
   private operatorMessage(): string {
     const t = this.peek();
     if (!t) return "unexpected end of statement";
-    if (t.t === "op" && BINARY_OPS.has(t.v)) return `expressions such as '${t.v}' are not supported; use literal values`;
-    if (t.t === "name" && WORD_OPS.has(t.v)) return `expressions such as '${t.v}' are not supported; use literal values`;
+    if (t.t === "op" && BINARY_OPS.has(t.v))
+      return `expressions such as '${t.v}' are not supported; use literal values`;
+    if (t.t === "name" && WORD_OPS.has(t.v))
+      return `expressions such as '${t.v}' are not supported; use literal values`;
     if (t.t === "op" && (t.v === "." || t.v === "(" || t.v === "["))
       return "attributes, calls and subscripts inside arguments are not supported";
     if (t.t === "op" && t.v === "=") return "assignments are not supported";
@@ -631,7 +732,11 @@ class StmtParser {
     if (depth > MAX_NESTING) throw new Unsupported("literals are nested too deeply");
     const v = this.unary(depth);
     const t = this.peek();
-    if (t && ((t.t === "op" && (BINARY_OPS.has(t.v) || t.v === "." || t.v === "(" || t.v === "[")) || (t.t === "name" && WORD_OPS.has(t.v))))
+    if (
+      t &&
+      ((t.t === "op" && (BINARY_OPS.has(t.v) || t.v === "." || t.v === "(" || t.v === "[")) ||
+        (t.t === "name" && WORD_OPS.has(t.v)))
+    )
       throw new Unsupported(this.operatorMessage());
     return v;
   }
@@ -743,7 +848,9 @@ function bind(fn: string, sig: Sig, args: Value[], kwargs: [string, Value][]): B
   else {
     if (args.length > sig.params.length)
       throw new Unsupported(`${fn}() takes at most ${sig.params.length} positional arguments (${args.length} given)`);
-    args.forEach((a, i) => out.set(sig.params[i]!, a));
+    args.forEach((a, i) => {
+      out.set(sig.params[i]!, a);
+    });
   }
   for (const [name, v] of kwargs) {
     if (sig.positionalOnly) throw new Unsupported(`${fn}() takes no keyword arguments`);
@@ -751,7 +858,8 @@ function bind(fn: string, sig: Sig, args: Value[], kwargs: [string, Value][]): B
     if (out.has(name)) throw new Unsupported(`${fn}() got multiple values for argument '${name}'`);
     out.set(name, v);
   }
-  for (const r of sig.required ?? []) if (!out.has(r)) throw new Unsupported(`${fn}() is missing the required argument '${r}'`);
+  for (const r of sig.required ?? [])
+    if (!out.has(r)) throw new Unsupported(`${fn}() is missing the required argument '${r}'`);
   return { args: out, varargs };
 }
 
@@ -859,9 +967,13 @@ class Interpreter {
     }
     for (const a of produced) this.actions.push(a);
     if (this.actions.length > MAX_PARSED_ACTIONS)
-      throw new CoreError("VALIDATION_ERROR", `body.code: the script produces more than ${MAX_PARSED_ACTIONS} actions`, {
-        details: [{ path: "body.code", message: `the script produces more than ${MAX_PARSED_ACTIONS} actions` }],
-      });
+      throw new CoreError(
+        "VALIDATION_ERROR",
+        `body.code: the script produces more than ${MAX_PARSED_ACTIONS} actions`,
+        {
+          details: [{ path: "body.code", message: `the script produces more than ${MAX_PARSED_ACTIONS} actions` }],
+        },
+      );
   }
 
   private poisonedAttrs = new Set<string>();
@@ -885,7 +997,10 @@ class Interpreter {
       const prev = toks[i - 1];
       const next = toks[i + 1];
       if (i > a && prev?.t === "name" && binders.has(prev.v)) this.poison(t.v);
-      if (next?.t === "op" && (next.v === ":=" || (next.v.endsWith("=") && !["==", "<=", ">=", "!="].includes(next.v)))) {
+      if (
+        next?.t === "op" &&
+        (next.v === ":=" || (next.v.endsWith("=") && !["==", "<=", ">=", "!="].includes(next.v)))
+      ) {
         const path = [t.v];
         let j = i - 1;
         while (j - 1 >= a && toks[j]?.t === "op" && (toks[j] as { v: string }).v === "." && toks[j - 1]?.t === "name") {
@@ -922,7 +1037,8 @@ class Interpreter {
         else out.push({ action_type: "wait", params: { seconds: 1 } });
         return;
       case "call":
-        return this.call(stmt, line, out);
+        this.call(stmt, line, out);
+        return;
     }
   }
 
@@ -946,7 +1062,9 @@ class Interpreter {
     const parsed = ActionSchema.safeParse(raw);
     if (!parsed.success) {
       const d = issuesToDetails(parsed.error.issues, "")[0];
-      throw new Unsupported(`the resulting action is invalid: ${d?.path ? `${d.path}: ` : ""}${d?.message ?? "invalid"}`);
+      throw new Unsupported(
+        `the resulting action is invalid: ${d?.path ? `${d.path}: ` : ""}${d?.message ?? "invalid"}`,
+      );
     }
     if (this.screen) {
       const bad = outOfScreen(parsed.data, this.screen)[0];
@@ -985,7 +1103,10 @@ class Interpreter {
     return { x, y };
   }
 
-  private offsetPoint(a: Map<string, Value>, fn: string): { from: { x: number; y: number }; to: { x: number; y: number } } {
+  private offsetPoint(
+    a: Map<string, Value>,
+    fn: string,
+  ): { from: { x: number; y: number }; to: { x: number; y: number } } {
     if (!this.state.pos) throw new Unsupported(`${fn}() needs a known pointer position (click or moveTo first)`);
     const dxv = a.get("xOffset");
     const dyv = a.get("yOffset");
@@ -1047,12 +1168,27 @@ class Interpreter {
         this.noMouseDown(fn);
         const p = this.point(a, fn, true)!;
         const button =
-          fn === "rightClick" ? "right" : fn === "middleClick" ? "middle" : fn === "leftClick" ? "left" : asButton(a.get("button"), "left");
+          fn === "rightClick"
+            ? "right"
+            : fn === "middleClick"
+              ? "middle"
+              : fn === "leftClick"
+                ? "left"
+                : asButton(a.get("button"), "left");
         const clicks =
-          fn === "doubleClick" ? 2 : fn === "tripleClick" ? 3 : isNone(a.get("clicks")) ? 1 : asInt(a.get("clicks")!, "clicks");
+          fn === "doubleClick"
+            ? 2
+            : fn === "tripleClick"
+              ? 3
+              : isNone(a.get("clicks"))
+                ? 1
+                : asInt(a.get("clicks")!, "clicks");
         if (clicks === 0) return;
         const hold = this.holdKeys(fn);
-        this.emit(out, { action_type: "click", params: { x: p.x, y: p.y, button, clicks, ...(hold ? { hold_keys: hold } : {}) } });
+        this.emit(out, {
+          action_type: "click",
+          params: { x: p.x, y: p.y, button, clicks, ...(hold ? { hold_keys: hold } : {}) },
+        });
         this.state.pos = p;
         return;
       }
@@ -1085,11 +1221,19 @@ class Interpreter {
         if (downUp && downUp.k === "bool" && !downUp.v) {
           this.emit(out, { action_type: "move", params: to });
         } else {
-          if (downUp && !isNone(downUp) && downUp.k !== "bool") throw new Unsupported("mouseDownUp must be True or False");
+          if (downUp && !isNone(downUp) && downUp.k !== "bool")
+            throw new Unsupported("mouseDownUp must be True or False");
           const hold = this.holdKeys(fn);
           this.emit(out, {
             action_type: "drag",
-            params: { x1: from.x, y1: from.y, x2: to.x, y2: to.y, button: asButton(a.get("button"), "left"), ...(hold ? { hold_keys: hold } : {}) },
+            params: {
+              x1: from.x,
+              y1: from.y,
+              x2: to.x,
+              y2: to.y,
+              button: asButton(a.get("button"), "left"),
+              ...(hold ? { hold_keys: hold } : {}),
+            },
           });
         }
         this.state.pos = to;
@@ -1107,12 +1251,17 @@ class Interpreter {
         if (!down) throw new Unsupported("mouseUp() without a preceding mouseDown() is not supported");
         const p = this.point(a, fn, true)!;
         const button = asButton(a.get("button"), "left");
-        if (button !== down.button) throw new Unsupported(`mouseUp(button='${button}') does not match mouseDown(button='${down.button}')`);
+        if (button !== down.button)
+          throw new Unsupported(`mouseUp(button='${button}') does not match mouseDown(button='${down.button}')`);
         const hold = this.holdKeys(fn);
         const holdParam = hold ? { hold_keys: hold } : {};
         if (p.x === down.x && p.y === down.y)
           this.emit(out, { action_type: "click", params: { x: p.x, y: p.y, button, clicks: 1, ...holdParam } });
-        else this.emit(out, { action_type: "drag", params: { x1: down.x, y1: down.y, x2: p.x, y2: p.y, button, ...holdParam } });
+        else
+          this.emit(out, {
+            action_type: "drag",
+            params: { x1: down.x, y1: down.y, x2: p.x, y2: p.y, button, ...holdParam },
+          });
         this.state.down = null;
         this.state.pos = p;
         return;
@@ -1139,13 +1288,16 @@ class Interpreter {
         this.noKeysHeld(fn);
         const msg = a.get("message")!;
         if (msg.k === "str") {
-          for (const part of chunkText(msg.v, TYPE_TEXT_MAX_CHARS)) this.emit(out, { action_type: "type_text", params: { text: part } });
+          for (const part of chunkText(msg.v, TYPE_TEXT_MAX_CHARS))
+            this.emit(out, { action_type: "type_text", params: { text: part } });
           return;
         }
         if (msg.k === "list" || msg.k === "tuple") {
           const keys = msg.items.map((v) => asKey(v, `${fn}() items`));
-          if (keys.length > MAX_KEYS_PER_STATEMENT) throw new Unsupported(`more than ${MAX_KEYS_PER_STATEMENT} keys in one statement`);
-          for (const part of chunk(keys, KEY_PRESS_MAX_KEYS)) this.emit(out, { action_type: "key_press", params: { keys: part } });
+          if (keys.length > MAX_KEYS_PER_STATEMENT)
+            throw new Unsupported(`more than ${MAX_KEYS_PER_STATEMENT} keys in one statement`);
+          for (const part of chunk(keys, KEY_PRESS_MAX_KEYS))
+            this.emit(out, { action_type: "key_press", params: { keys: part } });
           return;
         }
         throw new Unsupported(`${fn}() takes a string or a list of keys, not ${describe(msg)}`);
@@ -1153,10 +1305,14 @@ class Interpreter {
       case "press": {
         this.noMouseDown(fn);
         const kv = a.get("keys")!;
-        const keys = kv.k === "list" || kv.k === "tuple" ? kv.items.map((v) => asKey(v, "press() keys")) : [asKey(kv, "press() key")];
+        const keys =
+          kv.k === "list" || kv.k === "tuple"
+            ? kv.items.map((v) => asKey(v, "press() keys"))
+            : [asKey(kv, "press() key")];
         const presses = isNone(a.get("presses")) ? 1 : asInt(a.get("presses")!, "presses");
         if (presses < 0) throw new Unsupported("presses must not be negative");
-        if (keys.length * presses > MAX_KEYS_PER_STATEMENT) throw new Unsupported(`more than ${MAX_KEYS_PER_STATEMENT} key presses in one statement`);
+        if (keys.length * presses > MAX_KEYS_PER_STATEMENT)
+          throw new Unsupported(`more than ${MAX_KEYS_PER_STATEMENT} key presses in one statement`);
         if (presses === 0 || keys.length === 0) return;
         const all: string[] = [];
         for (let i = 0; i < presses; i++) all.push(...keys);
@@ -1165,12 +1321,14 @@ class Interpreter {
           this.state.pendingChord = false;
           return;
         }
-        for (const part of chunk(all, KEY_PRESS_MAX_KEYS)) this.emit(out, { action_type: "key_press", params: { keys: part } });
+        for (const part of chunk(all, KEY_PRESS_MAX_KEYS))
+          this.emit(out, { action_type: "key_press", params: { keys: part } });
         return;
       }
       case "hotkey": {
         this.noMouseDown(fn);
-        const items = varargs.length === 1 && (varargs[0]!.k === "list" || varargs[0]!.k === "tuple") ? varargs[0]!.items : varargs;
+        const items =
+          varargs.length === 1 && (varargs[0]!.k === "list" || varargs[0]!.k === "tuple") ? varargs[0]!.items : varargs;
         const keys = items.map((v) => asKey(v, "hotkey() keys"));
         if (keys.length === 0) return;
         const chord = this.chordWith(keys);
@@ -1183,14 +1341,16 @@ class Interpreter {
         this.noMouseDown(fn);
         const k = asKey(a.get("key")!, "keyDown() key");
         if (this.state.held.some((h) => h.key === k)) return;
-        if (this.state.held.length >= KEY_COMBO_MAX_KEYS) throw new Unsupported(`more than ${KEY_COMBO_MAX_KEYS} keys held at once`);
+        if (this.state.held.length >= KEY_COMBO_MAX_KEYS)
+          throw new Unsupported(`more than ${KEY_COMBO_MAX_KEYS} keys held at once`);
         this.state.held.push({ key: k, line });
         this.state.pendingChord = true;
         return;
       }
       case "keyUp": {
         const k = asKey(a.get("key")!, "keyUp() key");
-        if (!this.state.held.some((h) => h.key === k)) throw new Unsupported(`keyUp('${k}') without a preceding keyDown('${k}')`);
+        if (!this.state.held.some((h) => h.key === k))
+          throw new Unsupported(`keyUp('${k}') without a preceding keyDown('${k}')`);
         if (this.state.pendingChord) {
           const keys = this.state.held.map((h) => h.key);
           if (keys.length === 1) this.emit(out, { action_type: "key_press", params: { keys } });
@@ -1203,7 +1363,8 @@ class Interpreter {
       case "sleep": {
         const s = asNumber(a.get("seconds")!, "seconds");
         if (s < 0) throw new Unsupported("sleep length must be non-negative");
-        if (s > MAX_SLEEP_SECONDS) throw new Unsupported(`sleeps longer than ${MAX_SLEEP_SECONDS} seconds are not supported`);
+        if (s > MAX_SLEEP_SECONDS)
+          throw new Unsupported(`sleeps longer than ${MAX_SLEEP_SECONDS} seconds are not supported`);
         let left = s;
         do {
           const part = Math.min(left, WAIT_MAX_SECONDS);
@@ -1220,7 +1381,8 @@ class Interpreter {
   private chordWith(keys: string[]): string[] {
     const chord: string[] = [];
     for (const k of [...this.state.held.map((h) => h.key), ...keys]) if (!chord.includes(k)) chord.push(k);
-    if (chord.length > KEY_COMBO_MAX_KEYS) throw new Unsupported(`a key combo holds at most ${KEY_COMBO_MAX_KEYS} keys`);
+    if (chord.length > KEY_COMBO_MAX_KEYS)
+      throw new Unsupported(`a key combo holds at most ${KEY_COMBO_MAX_KEYS} keys`);
     return chord;
   }
 }
@@ -1237,7 +1399,9 @@ function dedent(lines: { indent: number }[]): number {
 export function parsePyautogui(code: string, opts: ParseOptions = {}): ParseResult {
   const strict = opts.strict ?? true;
   if (typeof code !== "string")
-    throw new CoreError("VALIDATION_ERROR", "body.code: must be a string", { details: [{ path: "body.code", message: "must be a string" }] });
+    throw new CoreError("VALIDATION_ERROR", "body.code: must be a string", {
+      details: [{ path: "body.code", message: "must be a string" }],
+    });
   if (code.length > MAX_CODE_CHARS)
     throw new CoreError("VALIDATION_ERROR", `body.code: at most ${MAX_CODE_CHARS} characters`, {
       details: [{ path: "body.code", message: `at most ${MAX_CODE_CHARS} characters` }],
@@ -1317,7 +1481,8 @@ export function parsePyautogui(code: string, opts: ParseOptions = {}): ParseResu
       s = i + 1;
     }
   }
-  for (const h of interp.state.held) skip(h.line, `keyDown('${h.key}')`, `keyDown('${h.key}') is never released with keyUp`);
+  for (const h of interp.state.held)
+    skip(h.line, `keyDown('${h.key}')`, `keyDown('${h.key}') is never released with keyUp`);
   if (interp.state.down) skip(interp.state.down.line, "mouseDown()", "mouseDown() is never released with mouseUp()");
   skipped.sort((x, y) => x.line - y.line);
 

@@ -7,14 +7,16 @@ import { type ActionPolicy, enforcePolicy, parseActionPolicy, parseKeyEntry } fr
 // ACTION_POLICY_VIOLATION); decisions in the header of action-policy.ts.
 
 const A = (input: ActionInput): Action => ActionSchema.parse(input);
-const click = (x: number, y: number, extra: Record<string, unknown> = {}) => A({ action_type: "click", params: { x, y, ...extra } } as ActionInput);
+const click = (x: number, y: number, extra: Record<string, unknown> = {}) =>
+  A({ action_type: "click", params: { x, y, ...extra } } as ActionInput);
 const combo = (...keys: string[]) => A({ action_type: "key_combo", params: { keys } });
 const press = (...keys: string[]) => A({ action_type: "key_press", params: { keys } });
 const type = (text: string) => A({ action_type: "type_text", params: { text } });
 const done = A({ action_type: "done" });
 const fail = A({ action_type: "fail" });
 const wait = A({ action_type: "wait", params: { seconds: 1 } });
-const scroll = (extra: Record<string, unknown> = {}) => A({ action_type: "scroll", params: { clicks: -2, ...extra } } as ActionInput);
+const scroll = (extra: Record<string, unknown> = {}) =>
+  A({ action_type: "scroll", params: { clicks: -2, ...extra } } as ActionInput);
 const drag = (x1: number, y1: number, x2: number, y2: number) => A({ action_type: "drag", params: { x1, y1, x2, y2 } });
 const move = (x: number, y: number) => A({ action_type: "move", params: { x, y } });
 
@@ -32,7 +34,11 @@ describe("enforcePolicy: batches that pass (SPEC ActionPolicy)", () => {
     ["ctrl+s is no window close", [combo("ctrl", "s")], { block_window_close: true }],
     ["alt alone is no window close", [press("alt")], { block_window_close: true }],
     ["typing 'ctrl+w' is literal text", [type("ctrl+w")], { block_window_close: true }],
-    ["inclusive bounds", [click(10, 20), click(100, 200)], { coordinate_bounds: { min_x: 10, min_y: 20, max_x: 100, max_y: 200 } }],
+    [
+      "inclusive bounds",
+      [click(10, 20), click(100, 200)],
+      { coordinate_bounds: { min_x: 10, min_y: 20, max_x: 100, max_y: 200 } },
+    ],
     ["partial bounds", [click(5000, 0)], { coordinate_bounds: { max_y: 10 } }],
     ["unanchored scroll has no point", [scroll()], { coordinate_bounds: { min_x: 10, max_x: 20 } }],
     ["text without blocked char", [type("hello")], { blocked_keys: ["z", "enter"] }],
@@ -53,9 +59,21 @@ describe("enforcePolicy: violations reject the whole batch (SPEC ActionPolicy, S
     ["blocked key given as alias", [press("escape")], { blocked_keys: ["Esc"] }, "blocked_keys", 0],
     ["blocked key in combo", [combo("ctrl", "v")], { blocked_keys: ["v"] }, "blocked_keys", 0],
     ["blocked letter is case-insensitive", [combo("ctrl", "V")], { blocked_keys: ["v"] }, "blocked_keys", 0],
-    ["blocked modifier in hold_keys", [click(1, 1, { hold_keys: ["ctrl"] })], { blocked_keys: ["control"] }, "blocked_keys", 0],
+    [
+      "blocked modifier in hold_keys",
+      [click(1, 1, { hold_keys: ["ctrl"] })],
+      { blocked_keys: ["control"] },
+      "blocked_keys",
+      0,
+    ],
     ["blocked chord", [combo("ctrl", "w")], { blocked_keys: ["Ctrl+W"] }, "blocked_keys", 0],
-    ["blocked chord inside a bigger chord", [combo("ctrl", "shift", "w")], { blocked_keys: ["ctrl+w"] }, "blocked_keys", 0],
+    [
+      "blocked chord inside a bigger chord",
+      [combo("ctrl", "shift", "w")],
+      { blocked_keys: ["ctrl+w"] },
+      "blocked_keys",
+      0,
+    ],
     ["blocked chord in key_press form", [press("ctrl", "w")], { blocked_keys: ["ctrl+w"] }, "blocked_keys", 0],
     ["blocked enter in typed newline", [type("ls\n")], { blocked_keys: ["enter"] }, "blocked_keys", 0],
     ["blocked tab in typed tab", [type("a\tb")], { blocked_keys: ["tab"] }, "blocked_keys", 0],
@@ -72,8 +90,20 @@ describe("enforcePolicy: violations reject the whole batch (SPEC ActionPolicy, S
     ["click over max_y", [click(50, 201)], { coordinate_bounds: { max_y: 200 } }, "coordinate_bounds", 0],
     ["drag end outside", [drag(10, 10, 300, 10)], { coordinate_bounds: { max_x: 200 } }, "coordinate_bounds", 0],
     ["move outside", [move(0, 0)], { coordinate_bounds: { min_y: 1 } }, "coordinate_bounds", 0],
-    ["scroll anchor outside", [scroll({ x: 500, y: 5 })], { coordinate_bounds: { max_x: 100 } }, "coordinate_bounds", 0],
-    ["first violation wins", [type("a"), combo("alt", "f4")], { allowed_actions: ["key_combo"], block_window_close: true }, "allowed_actions", 0],
+    [
+      "scroll anchor outside",
+      [scroll({ x: 500, y: 5 })],
+      { coordinate_bounds: { max_x: 100 } },
+      "coordinate_bounds",
+      0,
+    ],
+    [
+      "first violation wins",
+      [type("a"), combo("alt", "f4")],
+      { allowed_actions: ["key_combo"], block_window_close: true },
+      "allowed_actions",
+      0,
+    ],
   ])("%s", (_name, actions, policy, rule, index) => {
     const r = enforcePolicy(actions, policy);
     expect(r.ok).toBe(false);
@@ -117,12 +147,24 @@ describe("parseActionPolicy (422 VALIDATION_ERROR with body.action_policy paths)
     ["block_window_close not boolean", { block_window_close: "yes" }, "body.action_policy.block_window_close"],
     ["max_actions 0", { max_actions: 0 }, "body.action_policy.max_actions"],
     ["max_actions float", { max_actions: 1.5 }, "body.action_policy.max_actions"],
-    ["bounds min_x > max_x", { coordinate_bounds: { min_x: 10, max_x: 5 } }, "body.action_policy.coordinate_bounds.min_x"],
-    ["bounds min_y > max_y", { coordinate_bounds: { min_y: 10, max_y: 5 } }, "body.action_policy.coordinate_bounds.min_y"],
+    [
+      "bounds min_x > max_x",
+      { coordinate_bounds: { min_x: 10, max_x: 5 } },
+      "body.action_policy.coordinate_bounds.min_x",
+    ],
+    [
+      "bounds min_y > max_y",
+      { coordinate_bounds: { min_y: 10, max_y: 5 } },
+      "body.action_policy.coordinate_bounds.min_y",
+    ],
     ["bounds negative", { coordinate_bounds: { min_x: -1 } }, "body.action_policy.coordinate_bounds.min_x"],
     ["bounds float", { coordinate_bounds: { max_y: 2.5 } }, "body.action_policy.coordinate_bounds.max_y"],
     ["bounds unknown field", { coordinate_bounds: { min_z: 1 } }, "body.action_policy.coordinate_bounds.min_z"],
-    ["allowed and blocked overlap", { allowed_actions: ["click"], blocked_actions: ["wait", "click"] }, "body.action_policy.blocked_actions.1"],
+    [
+      "allowed and blocked overlap",
+      { allowed_actions: ["click"], blocked_actions: ["wait", "click"] },
+      "body.action_policy.blocked_actions.1",
+    ],
   ])("%s", (_name, raw, path) => {
     let err: unknown;
     try {

@@ -59,7 +59,11 @@ export const ActionPolicySchema = z
       .max(ACTION_TYPES.length)
       .optional()
       .describe("Only these action types may be returned (done and fail are always allowed)"),
-    blocked_actions: z.array(ActionName).max(ACTION_TYPES.length).optional().describe("These action types are rejected"),
+    blocked_actions: z
+      .array(ActionName)
+      .max(ACTION_TYPES.length)
+      .optional()
+      .describe("These action types are rejected"),
     blocked_keys: z.array(BlockedKey).max(100).optional().describe("Keys or chords that may not be pressed"),
     block_window_close: z
       .boolean()
@@ -236,4 +240,3 @@ export function enforcePolicy(actions: Action[], policy: ActionPolicy | null | u
   if (!violation) return { ok: true, actions };
   return { ok: false, violation, actions: [policyFailAction(violation)] };
 }
-

@@ -1,10 +1,8 @@
 import { describe, expect, it } from "vitest";
 import {
-  MACHINE_PRICING,
-  RUN_STEP_CREDITS,
-  SESSION_CREATE_CREDITS,
   isHd,
   isLongPrompt,
+  MACHINE_PRICING,
   modelsCatalog,
   type PredictPriceInput,
   priceGround,
@@ -14,6 +12,8 @@ import {
   priceSessionCreate,
   pricingCatalog,
   promptChars,
+  RUN_STEP_CREDITS,
+  SESSION_CREATE_CREDITS,
 } from "./pricing.ts";
 
 // SPEC "Prediction and grounding" (Credits (managed), Surcharges), SPEC "Runs" (step price),
@@ -63,24 +63,80 @@ describe("pricePredict (SPEC Credits (managed) and Surcharges)", () => {
   it.each<[string, Partial<PredictPriceInput>, number, [string, number][]]>([
     ["predict base", {}, 5, [["base", 5]]],
     ["session predict base", { kind: "session_predict" }, 4, [["base", 4]]],
-    ["v1 adds 3", { cuaVersion: "v1" }, 8, [["base", 5], ["cua_version_v1", 3]]],
+    [
+      "v1 adds 3",
+      { cuaVersion: "v1" },
+      8,
+      [
+        ["base", 5],
+        ["cua_version_v1", 3],
+      ],
+    ],
     ["v3 and v4 add nothing", { cuaVersion: "v4" }, 5, [["base", 5]]],
-    ["HD current image adds 1", { image: HD }, 6, [["base", 5], ["hd_images", 1]]],
-    ["1281 wide is HD", { image: { width: 1281, height: 600 } }, 6, [["base", 5], ["hd_images", 1]]],
-    ["each trajectory screenshot adds 2", { trajectoryImages: [SD, SD, SD] }, 11, [["base", 5], ["trajectory_screenshots", 6]]],
+    [
+      "HD current image adds 1",
+      { image: HD },
+      6,
+      [
+        ["base", 5],
+        ["hd_images", 1],
+      ],
+    ],
+    [
+      "1281 wide is HD",
+      { image: { width: 1281, height: 600 } },
+      6,
+      [
+        ["base", 5],
+        ["hd_images", 1],
+      ],
+    ],
+    [
+      "each trajectory screenshot adds 2",
+      { trajectoryImages: [SD, SD, SD] },
+      11,
+      [
+        ["base", 5],
+        ["trajectory_screenshots", 6],
+      ],
+    ],
     [
       "HD trajectory images add 1 each on top",
       { image: HD, trajectoryImages: [HD, SD, HD] },
       5 + 6 + 3,
-      [["base", 5], ["trajectory_screenshots", 6], ["hd_images", 3]],
+      [
+        ["base", 5],
+        ["trajectory_screenshots", 6],
+        ["hd_images", 3],
+      ],
     ],
-    ["long prompt adds 1", { systemPrompt: "x".repeat(300), instructions: "y".repeat(201) }, 6, [["base", 5], ["long_prompt", 1]]],
+    [
+      "long prompt adds 1",
+      { systemPrompt: "x".repeat(300), instructions: "y".repeat(201) },
+      6,
+      [
+        ["base", 5],
+        ["long_prompt", 1],
+      ],
+    ],
     ["exactly 500 is free", { systemPrompt: "x".repeat(300), instructions: "y".repeat(200) }, 5, [["base", 5]]],
     [
       "everything at once on a session predict",
-      { kind: "session_predict", cuaVersion: "v1", image: HD, trajectoryImages: [HD, SD], instructions: "z".repeat(600) },
+      {
+        kind: "session_predict",
+        cuaVersion: "v1",
+        image: HD,
+        trajectoryImages: [HD, SD],
+        instructions: "z".repeat(600),
+      },
       4 + 3 + 4 + 2 + 1,
-      [["base", 4], ["cua_version_v1", 3], ["trajectory_screenshots", 4], ["hd_images", 2], ["long_prompt", 1]],
+      [
+        ["base", 4],
+        ["cua_version_v1", 3],
+        ["trajectory_screenshots", 4],
+        ["hd_images", 2],
+        ["long_prompt", 1],
+      ],
     ],
   ])("%s", (_name, over, totalCredits, lines) => {
     const price = pricePredict(P(over));
@@ -90,7 +146,10 @@ describe("pricePredict (SPEC Credits (managed) and Surcharges)", () => {
   });
 
   it.each(["byok", "test"] as const)("%s is priced at 0 (SPEC: BYOK 0 credits; test keys bill nothing)", (mode) => {
-    expect(pricePredict(P({ mode, cuaVersion: "v1", image: HD, trajectoryImages: [HD] }))).toEqual({ total: 0, breakdown: [] });
+    expect(pricePredict(P({ mode, cuaVersion: "v1", image: HD, trajectoryImages: [HD] }))).toEqual({
+      total: 0,
+      breakdown: [],
+    });
   });
 });
 

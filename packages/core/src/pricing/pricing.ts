@@ -12,8 +12,9 @@
 // - The breakdown lists the base price first, then only the surcharges that apply, each once with
 //   its summed credits, in this order: cua_version_v1, trajectory_screenshots, hd_images, long_prompt.
 // - BYOK and test keys are priced at 0 (calculators take `mode`); the breakdown is then empty.
-import type { CuaVersion } from "../engines/types.ts";
+
 import { ACTION_TYPES } from "../actions/action.ts";
+import type { CuaVersion } from "../engines/types.ts";
 
 export type BillingMode = "managed" | "byok" | "test";
 
