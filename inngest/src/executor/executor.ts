@@ -547,24 +547,28 @@ export function createExecutor(options: ExecutorOptions): Executor {
               })
             )
               committed = true;
-          } else if (!(await tx.hasStep(run.id, op.id))) {
-            await tx.enqueue({
-              id: ulid(),
-              runId: run.id,
-              functionId: run.functionId,
-              kind: "step",
-              stepId: op.id,
-              attempt,
-              dedupeKey: keys.step(run.id, op.id),
-              payload: { name },
-              runAt: new Date(now().getTime() + (result.retryAfterMs ?? backoff(attempt))),
-            });
+          } else {
+            await tx.enqueue(
+              {
+                id: ulid(),
+                runId: run.id,
+                functionId: run.functionId,
+                kind: "step",
+                stepId: op.id,
+                attempt,
+                dedupeKey: keys.step(run.id, op.id),
+                payload: { name },
+                runAt: new Date(now().getTime() + (result.retryAfterMs ?? backoff(attempt))),
+              },
+              { unlessStepMemoized: true },
+            );
           }
           break;
         }
         case "StepPlanned":
-          if (!(await tx.hasStep(run.id, op.id))) {
-            await tx.enqueue({
+          // a stale answer may plan a step that has meanwhile been memoized: never plan it again
+          await tx.enqueue(
+            {
               id: ulid(),
               runId: run.id,
               functionId: run.functionId,
@@ -573,8 +577,9 @@ export function createExecutor(options: ExecutorOptions): Executor {
               dedupeKey: keys.step(run.id, op.id),
               payload: { name, ...(op.opts?.parallelMode ? { parallelMode: op.opts.parallelMode } : {}) },
               runAt: now(),
-            });
-          }
+            },
+            { unlessStepMemoized: true },
+          );
           break;
         case "Sleep": {
           if (await tx.hasStep(run.id, op.id)) break;

@@ -98,6 +98,52 @@ function toWait(w: WaitRow): WaitRecord {
   };
 }
 
+/** Raw rows ($queryRaw): snake_case columns, jsonb already parsed, timestamptz as Date. */
+type Raw = Record<string, unknown>;
+const rawDate = (v: unknown): Date => (v instanceof Date ? v : new Date(String(v)));
+const rawDateOrNull = (v: unknown): Date | null => (v === null || v === undefined ? null : rawDate(v));
+
+function rawToRun(r: Raw): RunRecord {
+  return {
+    id: r.id as string,
+    functionId: r.function_id as string,
+    status: r.status as RunStatus,
+    event: r.event as EventPayload,
+    eventId: (r.event_id as string | null) ?? null,
+    output: r.output ?? null,
+    error: (r.error as SerializedError | null) ?? null,
+    disableImmediateExecution: Boolean(r.disable_immediate_execution),
+    stepSeq: Number(r.step_seq),
+    parentRunId: (r.parent_run_id as string | null) ?? null,
+    parentStepId: (r.parent_step_id as string | null) ?? null,
+    createdAt: rawDate(r.created_at),
+    updatedAt: rawDate(r.updated_at),
+    startedAt: rawDateOrNull(r.started_at),
+    endedAt: rawDateOrNull(r.ended_at),
+  };
+}
+
+function rawToItem(r: Raw): QueueItem {
+  return {
+    id: r.id as string,
+    runId: r.run_id as string,
+    functionId: r.function_id as string,
+    kind: r.kind as QueueKind,
+    stepId: (r.step_id as string | null) ?? null,
+    attempt: Number(r.attempt),
+    dedupeKey: (r.dedupe_key as string | null) ?? null,
+    rediscover: Boolean(r.rediscover),
+    payload: (r.payload as Record<string, unknown> | null) ?? null,
+    runAt: rawDate(r.run_at),
+    leaseOwner: (r.lease_owner as string | null) ?? null,
+    leaseExpiresAt: rawDateOrNull(r.lease_expires_at),
+    createdAt: rawDate(r.created_at),
+  };
+}
+
+/** A jsonb parameter: SQL NULL for null/undefined, else the JSON text (cast with ::jsonb). */
+const jsonText = (v: unknown): string | null => (v === undefined || v === null ? null : JSON.stringify(v));
+
 /** Deadlocks (40P01) and serialization failures (40001) are retried; Prisma reports them as P2034. */
 function isRetryableTxError(e: unknown): boolean {
   const seen = new Set<unknown>();
@@ -158,12 +204,8 @@ class PrismaStoreTx implements StoreTx {
   }
 
   async lockRun(runId: string): Promise<RunRecord | null> {
-    const locked = await this.tx.$queryRaw<
-      { id: string }[]
-    >`SELECT id FROM executor_runs WHERE id = ${runId} FOR UPDATE`;
-    if (locked.length === 0) return null;
-    const row = await this.tx.executorRun.findUnique({ where: { id: runId } });
-    return row ? toRun(row) : null;
+    const rows = await this.tx.$queryRaw<Raw[]>`SELECT * FROM executor_runs WHERE id = ${runId} FOR UPDATE`;
+    return rows[0] ? rawToRun(rows[0]) : null;
   }
 
   async updateRun(runId: string, patch: RunPatch): Promise<void> {
@@ -189,28 +231,21 @@ class PrismaStoreTx implements StoreTx {
   }
 
   async insertStep(runId: string, step: NewStep): Promise<boolean> {
-    if (await this.hasStep(runId, step.stepId)) return false;
-    const { stepSeq } = await this.tx.executorRun.update({
-      where: { id: runId },
-      data: { stepSeq: { increment: 1 } },
-      select: { stepSeq: true },
-    });
     const hasError = step.error !== undefined && step.error !== null;
-    const { count } = await this.tx.executorStep.createMany({
-      data: [
-        {
-          runId,
-          stepId: step.stepId,
-          seq: stepSeq,
-          op: step.op,
-          name: step.name ?? null,
-          data: hasError ? Prisma.DbNull : json(step.data),
-          error: hasError ? (step.error as unknown as Prisma.InputJsonValue) : Prisma.DbNull,
-        },
-      ],
-      skipDuplicates: true,
-    });
-    return count === 1;
+    // one statement: take the next seq only when the step is not memoized yet, then insert it
+    const inserted = await this.tx.$executeRaw`
+      WITH seq AS (
+        UPDATE executor_runs SET step_seq = step_seq + 1
+        WHERE id = ${runId}
+          AND NOT EXISTS (SELECT 1 FROM executor_steps WHERE run_id = ${runId} AND step_id = ${step.stepId})
+        RETURNING step_seq
+      )
+      INSERT INTO executor_steps (run_id, step_id, seq, op, name, data, error, created_at)
+      SELECT ${runId}::text, ${step.stepId}::text, step_seq, ${step.op}::text, ${step.name ?? null}::text,
+             ${hasError ? null : jsonText(step.data)}::jsonb, ${hasError ? JSON.stringify(step.error) : null}::jsonb, now()
+      FROM seq
+      ON CONFLICT DO NOTHING`;
+    return inserted === 1;
   }
 
   async hasStep(runId: string, stepId: string): Promise<boolean> {
@@ -221,24 +256,17 @@ class PrismaStoreTx implements StoreTx {
     return row !== null;
   }
 
-  async enqueue(item: NewQueueItem): Promise<boolean> {
-    const { count } = await this.tx.executorQueueItem.createMany({
-      data: [
-        {
-          id: item.id,
-          runId: item.runId,
-          functionId: item.functionId,
-          kind: item.kind,
-          stepId: item.stepId ?? null,
-          attempt: item.attempt ?? 0,
-          dedupeKey: item.dedupeKey,
-          payload: json(item.payload),
-          runAt: item.runAt,
-        },
-      ],
-      skipDuplicates: true,
-    });
-    return count === 1;
+  async enqueue(item: NewQueueItem, opts: { unlessStepMemoized?: boolean } = {}): Promise<boolean> {
+    const guard = opts.unlessStepMemoized && item.stepId ? item.stepId : null;
+    const inserted = await this.tx.$executeRaw`
+      INSERT INTO executor_queue (id, run_id, function_id, kind, step_id, attempt, dedupe_key, rediscover, payload, run_at, created_at)
+      SELECT ${item.id}::text, ${item.runId}::text, ${item.functionId}::text, ${item.kind}::text, ${item.stepId ?? null}::text,
+             ${item.attempt ?? 0}::int, ${item.dedupeKey}::text, false, ${jsonText(item.payload)}::jsonb,
+             ${item.runAt}::timestamptz, now()
+      WHERE ${guard}::text IS NULL
+         OR NOT EXISTS (SELECT 1 FROM executor_steps WHERE run_id = ${item.runId} AND step_id = ${guard})
+      ON CONFLICT DO NOTHING`;
+    return inserted === 1;
   }
 
   async requestCall(runId: string, functionId: string, runAt: Date, newId: string): Promise<void> {
@@ -258,25 +286,28 @@ class PrismaStoreTx implements StoreTx {
     now: Date,
     again?: { runAt: Date; attempt: number },
   ): Promise<boolean> {
-    const rows = await this.tx.$queryRaw<{ rediscover: boolean }[]>`
-      SELECT rediscover FROM executor_queue WHERE id = ${itemId} AND lease_owner = ${workerId} FOR UPDATE`;
-    const row = rows[0];
-    if (!row) return false;
-    const unlease = { leaseOwner: null, leaseExpiresAt: null };
-    if (again) {
-      await this.tx.executorQueueItem.update({
-        where: { id: itemId },
-        data: { ...unlease, runAt: again.runAt, attempt: again.attempt, rediscover: false },
-      });
-    } else if (row.rediscover) {
-      await this.tx.executorQueueItem.update({
-        where: { id: itemId },
-        data: { ...unlease, runAt: now, attempt: 0, rediscover: false },
-      });
-    } else {
-      await this.tx.executorQueueItem.delete({ where: { id: itemId } });
-    }
-    return true;
+    // one statement: lock the item if the lease is ours, then delete it, or keep it for another
+    // attempt (`again`), or make it due now (a call item flagged `rediscover`)
+    const keep = again !== undefined;
+    const rows = await this.tx.$queryRaw<{ n: bigint | number }[]>`
+      WITH it AS (
+        SELECT id, rediscover FROM executor_queue WHERE id = ${itemId} AND lease_owner = ${workerId} FOR UPDATE
+      ),
+      gone AS (
+        DELETE FROM executor_queue q USING it
+        WHERE q.id = it.id AND NOT it.rediscover AND NOT ${keep}::boolean
+        RETURNING q.id
+      ),
+      kept AS (
+        UPDATE executor_queue q SET
+          lease_owner = NULL, lease_expires_at = NULL, rediscover = false,
+          run_at = ${again ? again.runAt : now}::timestamptz, attempt = ${again ? again.attempt : 0}::int
+        FROM it
+        WHERE q.id = it.id AND (it.rediscover OR ${keep}::boolean)
+        RETURNING q.id
+      )
+      SELECT (SELECT count(*) FROM gone) + (SELECT count(*) FROM kept) AS n`;
+    return Number(rows[0]?.n ?? 0) === 1;
   }
 
   async countItems(runId: string, kind: QueueKind, excludeItemId?: string): Promise<number> {
@@ -361,7 +392,7 @@ export function createPrismaStore(db: Db, opts: PrismaStoreOptions = {}): Execut
 
     async claim({ workerId, now, leaseUntil, limit, functionIds }) {
       if (functionIds.length === 0 || limit <= 0) return [];
-      const claimed = await db.$queryRaw<{ id: string }[]>`
+      const claimed = await db.$queryRaw<Raw[]>`
         WITH due AS (
           SELECT id FROM executor_queue
           WHERE run_at <= ${now}
@@ -373,13 +404,8 @@ export function createPrismaStore(db: Db, opts: PrismaStoreOptions = {}): Execut
         )
         UPDATE executor_queue q SET lease_owner = ${workerId}, lease_expires_at = ${leaseUntil}
         FROM due WHERE q.id = due.id
-        RETURNING q.id`;
-      if (claimed.length === 0) return [];
-      const rows = await db.executorQueueItem.findMany({
-        where: { id: { in: claimed.map((c) => c.id) }, leaseOwner: workerId },
-        orderBy: { runAt: "asc" },
-      });
-      return rows.map(toItem);
+        RETURNING q.*`;
+      return claimed.map(rawToItem).sort((a, b) => a.runAt.getTime() - b.runAt.getTime());
     },
 
     async heartbeat(itemId, workerId, leaseUntil) {

@@ -176,8 +176,8 @@ export interface StoreTx {
   insertStep(runId: string, step: NewStep): Promise<boolean>;
   hasStep(runId: string, stepId: string): Promise<boolean>;
 
-  /** Insert unless an item with the same dedupeKey exists. */
-  enqueue(item: NewQueueItem): Promise<boolean>;
+  /** Insert unless an item with the same dedupeKey exists (or, with unlessStepMemoized, its step has a result). */
+  enqueue(item: NewQueueItem, opts?: { unlessStepMemoized?: boolean }): Promise<boolean>;
   /**
    * Ask for a discovery call of the run at `runAt`. There is one call item per run: if it exists and
    * is leased, it is flagged to run again when its holder finishes; otherwise it is made due earlier.
