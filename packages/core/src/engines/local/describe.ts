@@ -92,12 +92,31 @@ export function extractQuoted(s: string): string[] {
   return out;
 }
 
+/**
+ * The role a phrase names. Role words at the end ("Copy link button", "Add item option") or the
+ * start ("link Pricing") are the role; elsewhere they are likely part of the label, so a role word
+ * inside the phrase is used only when none sits at either end.
+ */
 function findRole(s: string): { role: Role | null; rest: string; compound: boolean } {
+  const t = s.replace(/\s+/g, " ").trim();
+  const hit = (m: RegExpExecArray, role: Role) => ({
+    role,
+    rest: `${t.slice(0, m.index)} ${t.slice(m.index + m[0].length)}`,
+    compound: /\s/.test(m[0].trim()),
+  });
   for (const [re, role] of ROLE_WORDS) {
-    const m = re.exec(s);
-    if (m) return { role, rest: `${s.slice(0, m.index)} ${s.slice(m.index + m[0].length)}`, compound: /\s/.test(m[0].trim()) };
+    const m = new RegExp(`(?:^|\\s)(?:${re.source})$`).exec(t);
+    if (m) return hit(m, role);
   }
-  return { role: null, rest: s, compound: false };
+  for (const [re, role] of ROLE_WORDS) {
+    const m = new RegExp(`^(?:the |a |an )?(?:${re.source})(?:\\s|$)`).exec(t);
+    if (m) return hit(m, role);
+  }
+  for (const [re, role] of ROLE_WORDS) {
+    const m = re.exec(t);
+    if (m) return hit(m, role);
+  }
+  return { role: null, rest: t, compound: false };
 }
 
 /** The caller's casing for a lowercased span, where it still appears in the original. */

@@ -60,6 +60,21 @@ export function normalizeText(s: string, keepSymbols = false): string {
     .join("");
 }
 
+/**
+ * OCR reads "m" as "rn" and "w" as "vv" (and the reverse): fold both digraphs into the single
+ * letter, in the pattern and in the text alike, keeping the source index ranges aligned.
+ */
+export function foldDigraphs(chars: string[], start: number[], end: number[]): void {
+  for (let i = 0; i < chars.length - 1; i++) {
+    const pair = `${chars[i]}${chars[i + 1]}`;
+    const folded = pair === "rn" ? "m" : pair === "vv" ? "w" : null;
+    if (!folded) continue;
+    chars.splice(i, 2, folded);
+    if (start.length) start.splice(i + 1, 1);
+    if (end.length) end.splice(i, 1);
+  }
+}
+
 function subCost(a: string, b: string): number {
   if (a === b) return 0;
   const la = LOOKALIKE[a];
@@ -175,21 +190,25 @@ function isBoundary(ch: string | undefined): boolean {
 export function findText(segments: Segment[], target: string, minScore: number): TextMatch[] {
   const symbolsOnly = normalizeText(target) === "";
   const pattern = Array.from(normalizeText(target, symbolsOnly));
+  foldDigraphs(pattern, [], []);
   if (pattern.length === 0) return [];
   const maxDist = pattern.length <= 3 ? 0.3 : pattern.length <= 5 ? 1 : Math.ceil(pattern.length * 0.25);
   const out: TextMatch[] = [];
   for (const seg of segments) {
     const norm: string[] = [];
-    const srcIndex: number[] = [];
+    const srcStart: number[] = [];
+    const srcEnd: number[] = [];
     seg.chars.forEach((c, i) => {
       for (const n of Array.from(normalizeChar(c.text, symbolsOnly))) {
         norm.push(n);
-        srcIndex.push(i);
+        srcStart.push(i);
+        srcEnd.push(i);
       }
     });
+    foldDigraphs(norm, srcStart, srcEnd);
     for (const m of approximateMatches(pattern, norm, maxDist)) {
-      const first = srcIndex[m.start];
-      const last = srcIndex[m.end - 1];
+      const first = srcStart[m.start];
+      const last = srcEnd[m.end - 1];
       if (first === undefined || last === undefined) continue;
       const c0 = seg.chars[first];
       const c1 = seg.chars[last];

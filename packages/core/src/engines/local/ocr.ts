@@ -41,6 +41,8 @@ export interface LocalOcrResult extends OcrOutput {
   digest: string;
   /** wall time of the OCR pass itself (0 when served from the cache) */
   ms: number;
+  /** wall time per stage of the pass, ms */
+  stages: Record<string, number>;
   cached: boolean;
 }
 
@@ -56,6 +58,8 @@ export interface LocalOcrConfig {
   cacheSize: number;
   /** crops recognised per batch */
   recognitionBatch: number;
+  /** horizontal scale of crops fed to the recogniser (1 = keep aspect); below 1 trades accuracy for speed */
+  recognitionSqueeze: number;
 }
 
 const DEFAULT_CONFIG: LocalOcrConfig = {
@@ -65,6 +69,7 @@ const DEFAULT_CONFIG: LocalOcrConfig = {
   tesseractPath: "/usr/bin/tesseract",
   cacheSize: 32,
   recognitionBatch: 8,
+  recognitionSqueeze: 1,
 };
 
 let config: LocalOcrConfig = { ...DEFAULT_CONFIG };
@@ -119,7 +124,7 @@ export function loadDictionary(file: string): string[] {
 
 interface OcrBackend {
   name: OcrBackendName;
-  run(image: DecodedImage): Promise<{ runs: OcrRun[]; width: number; height: number }>;
+  run(image: DecodedImage): Promise<{ runs: OcrRun[]; width: number; height: number; stages: Record<string, number> }>;
 }
 
 let backendPromise: Promise<OcrBackend> | null = null;
@@ -203,15 +208,15 @@ export async function runLocalOcr(image: DecodedImage, signal?: AbortSignal): Pr
     cache.delete(digest);
     cache.set(digest, hit);
     const r = await hit;
-    return { ...r, ms: 0, cached: true };
+    return { ...r, ms: 0, stages: {}, cached: true };
   }
   const p = (async (): Promise<LocalOcrResult> => {
     const backend = await getBackend();
     return serialize(async () => {
       if (signal?.aborted) throw abortError(signal);
       const t0 = performance.now();
-      const { runs, width, height } = await backend.run(image);
-      return buildResult(runs, backend.name, width, height, digest, performance.now() - t0);
+      const { runs, width, height, stages } = await backend.run(image);
+      return buildResult(runs, backend.name, width, height, digest, performance.now() - t0, stages);
     });
   })();
   cache.set(digest, p);
@@ -238,6 +243,7 @@ function buildResult(
   height: number,
   digest: string,
   ms: number,
+  stages: Record<string, number>,
 ): LocalOcrResult {
   const sorted = sortReadingOrder(runs);
   const words = sorted.flatMap((r) => wordsOfRun(r));
@@ -252,6 +258,7 @@ function buildResult(
     height,
     digest,
     ms: Math.round(ms),
+    stages,
     cached: false,
   };
 }
@@ -389,6 +396,7 @@ async function paddleBackend(): Promise<OcrBackend> {
   return {
     name: "paddle",
     async run(image) {
+      const t0 = performance.now();
       const img = new Image();
       img.src = image.bytes;
       const width = img.width;
@@ -399,12 +407,18 @@ async function paddleBackend(): Promise<OcrBackend> {
       ctx.drawImage(img, 0, 0);
       const raw = ctx.getImageData(0, 0, width, height).data;
       const rgba: RgbaImage = { width, height, data: new Uint8ClampedArray(raw.buffer, raw.byteOffset, raw.byteLength) };
+      const t1 = performance.now();
       const maxSide = Math.min(config.detectionMaxSide, Math.max(width, height));
       // biome-ignore lint/suspicious/noExplicitAny: the library's canvas type is the same @napi-rs/canvas class
       const { boxes } = await service.detect(canvas as any, { maxSideLength: maxSide });
       const clean = boxes.map((b) => clampBox(b, width, height)).filter((b) => b.width >= 4 && b.height >= 4);
-      const runs = await recognizeBoxes(ort, service.recSession, rgba, clean, dictionary, config.recognitionBatch);
-      return { runs: runs.map((r) => splitRunAtInkGaps(r, rgba)), width, height };
+      const t2 = performance.now();
+      const runs = await recognizeBoxes(ort, service.recSession, rgba, clean, dictionary, config.recognitionBatch, config.recognitionSqueeze);
+      const t3 = performance.now();
+      const split = runs.map((r) => splitRunAtInkGaps(r, rgba));
+      const t4 = performance.now();
+      const stages = { decode: t1 - t0, detect: t2 - t1, recognize: t3 - t2, words: t4 - t3 };
+      return { runs: split, width, height, stages: Object.fromEntries(Object.entries(stages).map(([k, v]) => [k, Math.round(v)])) };
     },
   };
 }
@@ -413,8 +427,8 @@ type Ort = typeof import("onnxruntime-node");
 type Session = import("onnxruntime-node").InferenceSession;
 
 /** Width of a box's crop once resized to the recogniser's height. */
-function recWidth(b: Box): number {
-  return Math.max(MIN_REC_WIDTH, Math.min(MAX_REC_WIDTH, Math.round((REC_HEIGHT * b.width) / b.height)));
+function recWidth(b: Box, squeeze: number): number {
+  return Math.max(MIN_REC_WIDTH, Math.min(MAX_REC_WIDTH, Math.round((squeeze * REC_HEIGHT * b.width) / b.height)));
 }
 
 /**
@@ -428,8 +442,9 @@ async function recognizeBoxes(
   boxes: Box[],
   dictionary: string[],
   batchSize: number,
+  squeeze: number,
 ): Promise<OcrRun[]> {
-  const order = boxes.map((b, i) => ({ b, i, w: recWidth(b) })).sort((a, b) => a.w - b.w);
+  const order = boxes.map((b, i) => ({ b, i, w: recWidth(b, squeeze) })).sort((a, b) => a.w - b.w);
   const runs: (OcrRun | null)[] = new Array(boxes.length).fill(null);
   for (let start = 0; start < order.length; ) {
     // a batch shares one padded width: stop adding crops when padding would exceed 2x
@@ -707,7 +722,7 @@ async function tesseractBackend(): Promise<OcrBackend> {
         input,
       );
       const runs = parseTesseractTsv(stdout, rgba ? scale : 1);
-      return { runs, width: rgba?.width ?? image.width, height: rgba?.height ?? image.height };
+      return { runs, width: rgba?.width ?? image.width, height: rgba?.height ?? image.height, stages: {} };
     },
   };
 }

@@ -162,8 +162,11 @@ export function inputBoxForLabel(img: RgbaImage, label: Box): { box: Box; where:
   const region: Box = { x: label.x - 12 * h, y: label.y - 3 * h, width: 40 * h + label.width, height: 9 * h };
   const boxes = findInputBoxes(img, region);
   let best: { box: Box; where: "inside" | "right" | "below" | "left"; d: number } | null = null;
+  // inside beats right beats below beats left; distance decides within a kind
+  const rank = { inside: 0, right: 1, below: 2, left: 3 } as const;
   const consider = (box: Box, where: "inside" | "right" | "below" | "left", d: number) => {
-    if (!best || d < best.d) best = { box, where, d };
+    if (d > 14 * h) return;
+    if (!best || rank[where] < rank[best.where] || (rank[where] === rank[best.where] && d < best.d)) best = { box, where, d };
   };
   for (const b of boxes) {
     const inside = label.x >= b.x - 2 && label.x + label.width <= b.x + b.width + 2 && label.y >= b.y - 2 && label.y + label.height <= b.y + b.height + 2;
@@ -175,10 +178,12 @@ export function inputBoxForLabel(img: RgbaImage, label: Box): { box: Box; where:
     if (spansY && b.x >= label.x + label.width - 2) consider(b, "right", b.x - (label.x + label.width));
     else if (spansY && b.x + b.width <= label.x + 2) consider(b, "left", (label.x - (b.x + b.width)) * 1.5 + 2 * h);
     const xOverlap = Math.min(b.x + b.width, label.x + label.width) - Math.max(b.x, label.x);
-    if (b.y >= label.y + label.height - 2 && xOverlap > Math.min(label.width, b.width) * 0.5) consider(b, "below", b.y - (label.y + label.height));
+    // a stacked label sits just above its field (a few pixels), left edges roughly aligned
+    const gapBelow = b.y - (label.y + label.height);
+    if (gapBelow >= -2 && gapBelow <= 2.5 * h && xOverlap > Math.min(label.width, b.width) * 0.5) consider(b, "below", gapBelow * 2);
   }
   const chosen = best as { box: Box; where: "inside" | "right" | "below" | "left"; d: number } | null;
-  if (!chosen || chosen.d > 14 * h) return null;
+  if (!chosen) return null;
   return { box: chosen.box, where: chosen.where };
 }
 
@@ -201,6 +206,8 @@ export function smallControlBeside(img: RgbaImage, label: Box, side: "left" | "r
   for (let i = 0; i < strip.width; i++) order.push(side === "left" ? strip.x + strip.width - 1 - i : strip.x + i);
   let started = false;
   let blank = 0;
+  // the label's own edge pixels may spill into the strip: skip ink until the first blank column
+  let leaving = true;
   for (const x of order) {
     let ink = false;
     for (let y = strip.y; y < strip.y + strip.height; y++) {
@@ -208,6 +215,10 @@ export function smallControlBeside(img: RgbaImage, label: Box, side: "left" | "r
         ink = true;
         break;
       }
+    }
+    if (leaving) {
+      if (!ink) leaving = false;
+      continue;
     }
     if (ink) {
       cols.push(x);
