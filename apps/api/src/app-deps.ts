@@ -1,5 +1,7 @@
 import type { CoreDeps } from "@cua/core/deps";
 import type { KeyCache } from "@cua/core/keys/key-cache";
+import type { EnginePort } from "@cua/core/predict/engine-port";
+import type { SessionKeyStore } from "@cua/core/predict/sessions";
 import type { UsageRecorder } from "@cua/core/usage/usage";
 import type { Env } from "./env.ts";
 import type { RateLimiter } from "./http/rate-limit.ts";
@@ -10,6 +12,8 @@ export interface AppDeps extends CoreDeps {
   usage: UsageRecorder;
   limiter: RateLimiter;
   keyCache: KeyCache;
+  engines: EnginePort;
+  sessionKeys: SessionKeyStore;
   dbKind: "postgres" | "pglite";
   version: string;
 }

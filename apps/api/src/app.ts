@@ -5,10 +5,12 @@ import path from "node:path";
 import type { CoreDeps } from "@cua/core/deps";
 import { purgeExpiredIdempotency } from "@cua/core/idempotency/idempotency";
 import { KeyCache } from "@cua/core/keys/key-cache";
+import { purgeExpiredSessions, SessionKeyStore } from "@cua/core/predict/sessions";
 import { UsageRecorder } from "@cua/core/usage/usage";
 import { type DbHandle, openDb } from "@cua/db/client";
 import type { FastifyInstance } from "fastify";
 import { type AppDeps, SERVICE_VERSION } from "./app-deps.ts";
+import { createEnginePort } from "./engines.ts";
 import type { Env } from "./env.ts";
 import { registerAdminRoutes } from "./http/admin-routes.ts";
 import { MemoryStore, PostgresStore, RateLimiter, type RateLimitStore, RedisStore } from "./http/rate-limit.ts";
@@ -56,6 +58,8 @@ export interface App {
 export async function createApp(env: Env): Promise<App> {
   const kek = loadKek(env);
   const h = await openDb({ databaseUrl: env.DATABASE_URL, dataDir: env.DATA_DIR });
+  const engines = createEnginePort(env);
+  if (env.MANAGED_ENGINE && env.MANAGED_ENGINE !== "local") engines.managed(); // configuration errors stop the start
   const store = await limiterStore(env, h);
   const core: CoreDeps = { db: h.db, clock: { now: () => new Date() }, kek, logger: consoleLogger(env) };
   const deps: AppDeps = {
@@ -64,12 +68,17 @@ export async function createApp(env: Env): Promise<App> {
     usage: new UsageRecorder(core),
     limiter: new RateLimiter(store, env.RATE_LIMIT_SCALE),
     keyCache: new KeyCache(),
+    engines,
+    sessionKeys: new SessionKeyStore(),
     dbKind: h.kind,
     version: SERVICE_VERSION,
   };
   const server = await buildServer(deps);
   registerAdminRoutes(server, deps);
-  const purge = setInterval(() => void purgeExpiredIdempotency(deps).catch(() => {}), 10 * 60_000);
+  const purge = setInterval(() => {
+    void purgeExpiredIdempotency(deps).catch(() => {});
+    void purgeExpiredSessions(deps).catch(() => {});
+  }, 10 * 60_000);
   purge.unref();
   return {
     server,

@@ -33,6 +33,10 @@ export const EnvSchema = z.object({
   MANAGED_ENGINE_API_KEY: z.string().optional(),
   MANAGED_ENGINE_BASE_URL: z.string().url().optional(),
   MANAGED_ENGINE_MODEL: z.string().optional(),
+  ANTHROPIC_BASE_URL: z.string().url().optional().describe("BYOK Anthropic endpoint (default https://api.anthropic.com)"),
+  OPENAI_BASE_URL: z.string().url().optional().describe("BYOK OpenAI endpoint (default https://api.openai.com/v1)"),
+  PROVIDER_TIMEOUT_MS: z.coerce.number().int().min(1000).max(600_000).default(120_000),
+  PROVIDER_MAX_RETRIES: z.coerce.number().int().min(0).max(10).default(2),
 });
 
 export type Env = z.infer<typeof EnvSchema>;

@@ -10,6 +10,7 @@ import type { AppDeps } from "./app-deps.ts";
 import { registerDocs } from "./http/docs-page.ts";
 import { buildOpenApiDocument } from "./http/openapi.ts";
 import { ReplayedResponse, renderError, toCoreError } from "./http/render-error.ts";
+import { registerSsePredict } from "./http/sse-predict.ts";
 import { baseUrlOf, createContextFactory, type Ctx } from "./trpc/context.ts";
 import { appRouter } from "./trpc/router.ts";
 
@@ -144,6 +145,7 @@ export async function buildServer(deps: AppDeps): Promise<FastifyInstance> {
       } catch {}
       return payload;
     });
+    registerSsePredict(v1, deps);
     await v1.register(fastifyTRPCOpenApiPlugin as any, {
       basePath: "/v1",
       router: appRouter,

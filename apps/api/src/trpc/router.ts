@@ -1,18 +1,24 @@
+import { consoleRouter } from "../routers/console/console-router.ts";
 import { healthRouter } from "../routers/health.ts";
 import { idempotencyRouter } from "../routers/idempotency.ts";
 import { keysRouter } from "../routers/keys.ts";
 import { llmKeysRouter } from "../routers/llm-keys.ts";
 import { modelsRouter } from "../routers/models.ts";
+import { predictRouter } from "../routers/predict.ts";
+import { sessionsRouter } from "../routers/sessions.ts";
 import { usageRouter } from "../routers/usage.ts";
 import { router } from "./init.ts";
 
 export const appRouter = router({
+  console: consoleRouter,
   health: healthRouter,
   keys: keysRouter,
   usage: usageRouter,
   idempotency: idempotencyRouter,
   llmKeys: llmKeysRouter,
   models: modelsRouter,
+  predict: predictRouter,
+  sessions: sessionsRouter,
 });
 
 export type AppRouter = typeof appRouter;

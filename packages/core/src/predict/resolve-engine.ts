@@ -5,6 +5,7 @@ import type { Engine } from "../engines/types.ts";
 import { CoreError, validationError } from "../errors.ts";
 import type { Principal } from "../keys/authenticate-key.ts";
 import { type LlmProvider, parseProvider, resolveStoredLlmKey } from "../llm-keys/llm-keys.ts";
+import { SANDBOX_MODEL_ID } from "../pricing/pricing.ts";
 import type { EnginePort } from "./engine-port.ts";
 
 export interface LlmRequest {
@@ -52,7 +53,7 @@ export async function resolveEngine(
 ): Promise<EngineChoice> {
   const intent = readLlmIntent(r);
   if (intent.provider === null || intent.provider === "managed") {
-    if (principal.mode === "test") return { kind: "sandbox", engine: deps.engines.sandbox(), provider: "managed", model: "svc-sandbox" };
+    if (principal.mode === "test") return { kind: "sandbox", engine: deps.engines.sandbox(), provider: "managed", model: SANDBOX_MODEL_ID };
     return { kind: "managed", engine: deps.engines.managed(), provider: "managed", model: deps.engines.managedModel() };
   }
   let apiKey = intent.apiKey;

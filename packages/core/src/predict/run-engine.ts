@@ -11,7 +11,8 @@ export const PROMPT_BUDGET_CHARS = 32_000;
 export const ENGINE_DEADLINE_MS = 120_000;
 
 export function checkPromptBudget(systemPrompt?: string | null, instructions?: string | null): void {
-  const n = (systemPrompt?.length ?? 0) + (instructions?.length ?? 0);
+  // characters are code points, as in the 500-character surcharge rule
+  const n = [...(systemPrompt ?? "")].length + [...(instructions ?? "")].length;
   if (n > PROMPT_BUDGET_CHARS) {
     throw new CoreError("INPUT_TOO_LARGE", `system_prompt plus instructions are ${n} characters; the budget is ${PROMPT_BUDGET_CHARS}.`);
   }

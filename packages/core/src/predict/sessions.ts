@@ -10,7 +10,7 @@ import { checkScreenSize, decodeScreenshot } from "../images/screenshot.ts";
 import type { Principal } from "../keys/authenticate-key.ts";
 import type { LlmProvider } from "../llm-keys/llm-keys.ts";
 import type { ActionPolicy } from "../policy/action-policy.ts";
-import { pricePredict, priceSessionCreate } from "../pricing/pricing.ts";
+import { pricePredict, priceSessionCreate, SANDBOX_MODEL_ID } from "../pricing/pricing.ts";
 import { withCharge } from "./charge.ts";
 import type { Billed, CallContext, PredictDeps } from "./predict.ts";
 import { attribution, checkPromptBudget, coordinateSpace, predictWith } from "./run-engine.ts";
@@ -159,7 +159,7 @@ export async function resetSession(deps: SessionDeps, p: Principal, id: string) 
     deps.db.sessionStep.deleteMany({ where: { sessionId: id } }),
     deps.db.predictSession.update({ where: { id }, data: { stepCount: 0, lastUsedAt: now, expiresAt: ttlFrom(now) } }),
   ]);
-  return { session_id: id, reset: true as const, step_count: 0 };
+  return { session_id: id, reset: true as const, step_count: 0 as const };
 }
 
 function sessionEngine(deps: SessionDeps, p: Principal, s: PredictSession): EngineChoice {
@@ -174,7 +174,7 @@ function sessionEngine(deps: SessionDeps, p: Principal, s: PredictSession): Engi
     const engine = deps.engines.provider(k.provider, k.apiKey, k.model);
     return { kind: "byok", engine, provider: k.provider, model: k.model ?? engine.id, apiKey: k.apiKey };
   }
-  if (p.mode === "test") return { kind: "sandbox", engine: deps.engines.sandbox(), provider: "managed", model: "svc-sandbox" };
+  if (p.mode === "test") return { kind: "sandbox", engine: deps.engines.sandbox(), provider: "managed", model: SANDBOX_MODEL_ID };
   return { kind: "managed", engine: deps.engines.managed(), provider: "managed", model: deps.engines.managedModel() };
 }
 
