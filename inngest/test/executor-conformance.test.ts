@@ -266,6 +266,10 @@ const conditional = client.createFunction(
   },
 );
 
+const badWait = client.createFunction({ id: "bad-wait", triggers: [{ event: "conf/bad-wait" }] }, async ({ step }) => {
+  await step.waitForEvent("w", { event: "conf/x", timeout: "1m", if: "size(async.data.items) > 1" });
+});
+
 const wildcard = client.createFunction({ id: "wildcard", triggers: [{ event: "conf-audit/*" }] }, async ({ event }) => {
   hit(`wild:${event.name}`);
   return event.name;
@@ -296,6 +300,7 @@ const functions = [
   conditional,
   wildcard,
   signal,
+  badWait,
 ];
 
 let tdb: TestDatabase;
@@ -616,6 +621,12 @@ describe("cancellation and failure", () => {
     expect(run.error?.message).toContain('unsupported op "WaitForSignal"');
   });
 
+  test("a waitForEvent expression outside the supported CEL subset fails the run with a clear error", async () => {
+    const run = await runOf("conf/bad-wait", {});
+    expect(run.status).toBe("failed");
+    expect(run.error?.message).toContain('function "size" is not supported');
+  });
+
   test("a function option the executor does not implement is refused at start", async () => {
     const limited = client.createFunction(
       { id: "limited", concurrency: 1, triggers: [{ event: "conf/limited" }] },
@@ -623,6 +634,13 @@ describe("cancellation and failure", () => {
     );
     const other = createExecutor({ client, functions: [limited], store });
     await expect(other.start()).rejects.toThrow(/"concurrency", which the embedded executor does not implement/);
+    const badIf = client.createFunction(
+      { id: "bad-if", triggers: [{ event: "conf/bad-if", if: "event.data.x in [1, 2]" }] },
+      async () => null,
+    );
+    await expect(createExecutor({ client, functions: [badIf], store }).start()).rejects.toThrow(
+      /"in" is not supported/,
+    );
     const badCron = client.createFunction({ id: "bad-cron", triggers: [{ cron: "0 0 30 2 *" }] }, async () => null);
     await expect(createExecutor({ client, functions: [badCron], store }).start()).rejects.toThrow(/never fires/);
   });

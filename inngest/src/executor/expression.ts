@@ -32,7 +32,8 @@ type Tok =
   | { k: "op"; v: string }
   | { k: "end" };
 
-const OPS = ["==", "!=", "<=", ">=", "&&", "||", "<", ">", "!", "(", ")", ".", "[", "]", "-"];
+// "," is tokenized only so that list literals and calls fail with a precise message in the parser
+const OPS = ["==", "!=", "<=", ">=", "&&", "||", "<", ">", "!", "(", ")", ".", "[", "]", "-", ","];
 
 function tokenize(src: string): Tok[] {
   const out: Tok[] = [];
@@ -138,6 +139,7 @@ class Parser {
   private cmp(): Node {
     const l = this.unary();
     const t = this.peek();
+    if (t.k === "id" && t.v === "in") throw this.fail(`operator "in" is not supported`);
     if (t.k === "op" && ["==", "!=", "<", "<=", ">", ">="].includes(t.v)) {
       this.i++;
       const r = this.unary();
