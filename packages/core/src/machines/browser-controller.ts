@@ -2,8 +2,8 @@
 // DevTools protocol. Tabs are page targets; tab_id is the target id.
 // Page-side helpers are plain JavaScript strings (not TS functions) so no transpiler output leaks in.
 
-import type { ParsedBrowserOp } from "./commands.ts";
 import { CdpConnection, CdpError } from "./cdp-client.ts";
+import type { ParsedBrowserOp } from "./commands.ts";
 import { pngSize } from "./png.ts";
 import type { OpResult } from "./provider.ts";
 import { opFail, opOk } from "./provider.ts";
@@ -230,12 +230,22 @@ export class ChromiumBrowser {
     return { tab_id: targetId, url: t?.url ?? "", title: t?.title ?? "", active: targetId === this.activeTarget };
   }
 
-  private async navigate(targetId: string, url: string, waitUntil: "load" | "domcontentloaded" | "none", timeoutMs: number) {
+  private async navigate(
+    targetId: string,
+    url: string,
+    waitUntil: "load" | "domcontentloaded" | "none",
+    timeoutMs: number,
+  ) {
     const conn = await this.connection();
     const sessionId = await this.session(targetId);
     const event = waitUntil === "domcontentloaded" ? "Page.domContentEventFired" : "Page.loadEventFired";
     const waiter = conn.waitFor(event, sessionId, timeoutMs);
-    const nav = await conn.send<{ frameId: string; loaderId?: string; errorText?: string }>("Page.navigate", { url }, sessionId, timeoutMs);
+    const nav = await conn.send<{ frameId: string; loaderId?: string; errorText?: string }>(
+      "Page.navigate",
+      { url },
+      sessionId,
+      timeoutMs,
+    );
     if (nav.errorText) {
       waiter.cancel();
       throw new OpFailure("NAVIGATION_FAILED", `${url}: ${nav.errorText}`, { url });
@@ -264,7 +274,10 @@ export class ChromiumBrowser {
   async run(op: ParsedBrowserOp, timeoutMs: number): Promise<OpResult> {
     let timer: NodeJS.Timeout | undefined;
     const deadline = new Promise<OpResult>((resolve) => {
-      timer = setTimeout(() => resolve(opFail("TIMEOUT", `The browser op did not finish within ${timeoutMs} ms.`)), timeoutMs);
+      timer = setTimeout(
+        () => resolve(opFail("TIMEOUT", `The browser op did not finish within ${timeoutMs} ms.`)),
+        timeoutMs,
+      );
     });
     try {
       return await Promise.race([this.runInner(op, timeoutMs).catch((e) => this.failure(e)), deadline]);
@@ -313,31 +326,53 @@ export class ChromiumBrowser {
         let x = params.x;
         let y = params.y;
         if (params.selector !== undefined) {
-          const rect = await this.evaluate<{ x: number; y: number } | null>(sessionId, JS.rectOf, { selector: params.selector });
+          const rect = await this.evaluate<{ x: number; y: number } | null>(sessionId, JS.rectOf, {
+            selector: params.selector,
+          });
           if (!rect) throw new OpFailure("ELEMENT_NOT_FOUND", `No element matches ${params.selector}.`);
           x = Math.round(rect.x);
           y = Math.round(rect.y);
         }
         await this.mouseClick(sessionId, x!, y!, params.button, params.clicks);
-        return opOk({ ...(params.selector !== undefined ? { selector: params.selector } : {}), x, y, button: params.button, clicks: params.clicks });
+        return opOk({
+          ...(params.selector !== undefined ? { selector: params.selector } : {}),
+          x,
+          y,
+          button: params.button,
+          clicks: params.clicks,
+        });
       }
       case "type": {
         const target = await this.activeTargetId();
         const sessionId = await this.session(target);
         const f = await this.evaluate(sessionId, JS.focus, { selector: params.selector ?? null, clear: params.clear });
-        if (!f) throw new OpFailure("ELEMENT_NOT_FOUND", params.selector ? `No element matches ${params.selector}.` : "Nothing has focus.");
+        if (!f)
+          throw new OpFailure(
+            "ELEMENT_NOT_FOUND",
+            params.selector ? `No element matches ${params.selector}.` : "Nothing has focus.",
+          );
         if (params.text.length > 0) await conn.send("Input.insertText", { text: params.text }, sessionId);
         if (params.submit) {
           const key = { key: "Enter", code: "Enter", windowsVirtualKeyCode: 13, nativeVirtualKeyCode: 13 };
           await conn.send("Input.dispatchKeyEvent", { type: "keyDown", text: "\r", ...key }, sessionId);
           await conn.send("Input.dispatchKeyEvent", { type: "keyUp", ...key }, sessionId);
         }
-        const value = params.submit ? null : await this.evaluate(sessionId, JS.valueOf, { selector: params.selector ?? null });
-        return opOk({ ...(params.selector ? { selector: params.selector } : {}), typed: params.text.length, value, submitted: params.submit });
+        const value = params.submit
+          ? null
+          : await this.evaluate(sessionId, JS.valueOf, { selector: params.selector ?? null });
+        return opOk({
+          ...(params.selector ? { selector: params.selector } : {}),
+          typed: params.text.length,
+          value,
+          submitted: params.submit,
+        });
       }
       case "dom": {
         const target = await this.activeTargetId();
-        const r = await this.evaluate(await this.session(target), JS.dom, { selector: params.selector ?? null, max: params.max_length });
+        const r = await this.evaluate(await this.session(target), JS.dom, {
+          selector: params.selector ?? null,
+          max: params.max_length,
+        });
         if (!r) throw new OpFailure("ELEMENT_NOT_FOUND", `No element matches ${params.selector}.`);
         return opOk({ tab_id: target, ...r });
       }
@@ -384,12 +419,24 @@ export class ChromiumBrowser {
           const m = await conn.send<any>("Page.getLayoutMetrics", {}, sessionId);
           const size = m.cssContentSize ?? m.contentSize;
           shotParams.captureBeyondViewport = true;
-          shotParams.clip = { x: 0, y: 0, width: Math.min(size.width, 16_384), height: Math.min(size.height, 16_384), scale: 1 };
+          shotParams.clip = {
+            x: 0,
+            y: 0,
+            width: Math.min(size.width, 16_384),
+            height: Math.min(size.height, 16_384),
+            scale: 1,
+          };
         }
         const r = await conn.send<{ data: string }>("Page.captureScreenshot", shotParams, sessionId, timeoutMs);
         const buf = Buffer.from(r.data, "base64");
         const dims = params.format === "png" ? pngSize(buf) : jpegSize(buf);
-        return opOk({ tab_id: target, image_b64: r.data, mime_type: `image/${params.format}`, width: dims.width, height: dims.height });
+        return opOk({
+          tab_id: target,
+          image_b64: r.data,
+          mime_type: `image/${params.format}`,
+          width: dims.width,
+          height: dims.height,
+        });
       }
       case "wait": {
         const target = await this.activeTargetId();
@@ -409,12 +456,22 @@ export class ChromiumBrowser {
         }
         const limit = params.ms ?? timeoutMs;
         while (Date.now() - t0 <= limit) {
-          if (await this.evaluate<boolean>(sessionId, JS.waitState, { selector: params.selector, state: params.state })) {
-            return opOk({ selector: params.selector, state: params.state, found: params.state !== "detached", elapsed_ms: Date.now() - t0 });
+          if (
+            await this.evaluate<boolean>(sessionId, JS.waitState, { selector: params.selector, state: params.state })
+          ) {
+            return opOk({
+              selector: params.selector,
+              state: params.state,
+              found: params.state !== "detached",
+              elapsed_ms: Date.now() - t0,
+            });
           }
           await new Promise((r) => setTimeout(r, 100));
         }
-        throw new OpFailure("TIMEOUT", `${params.selector} did not become ${params.state} within ${limit} ms.`, { selector: params.selector, found: false });
+        throw new OpFailure("TIMEOUT", `${params.selector} did not become ${params.state} within ${limit} ms.`, {
+          selector: params.selector,
+          found: false,
+        });
       }
       case "list-tabs": {
         const active = await this.activeTargetId();
@@ -428,7 +485,8 @@ export class ChromiumBrowser {
         const created = await conn.send<{ targetId: string }>("Target.createTarget", { url: "about:blank" });
         this.activeTarget = created.targetId;
         await conn.send("Target.activateTarget", { targetId: created.targetId });
-        if (params.url) return opOk({ ...(await this.navigate(created.targetId, params.url, "load", timeoutMs)), active: true });
+        if (params.url)
+          return opOk({ ...(await this.navigate(created.targetId, params.url, "load", timeoutMs)), active: true });
         return opOk(await this.tabInfo(created.targetId));
       }
       case "close-tab": {
@@ -452,7 +510,8 @@ export class ChromiumBrowser {
       }
       case "switch-tab": {
         const pages = await this.pages();
-        if (!pages.some((p) => p.targetId === params.tab_id)) throw new OpFailure("TAB_NOT_FOUND", `No tab ${params.tab_id}.`);
+        if (!pages.some((p) => p.targetId === params.tab_id))
+          throw new OpFailure("TAB_NOT_FOUND", `No tab ${params.tab_id}.`);
         this.activeTarget = params.tab_id;
         await conn.send("Target.activateTarget", { targetId: params.tab_id });
         return opOk(await this.tabInfo(params.tab_id));
@@ -468,7 +527,14 @@ export class ChromiumBrowser {
       const sessionId = await this.session(target);
       const r = await conn.send<any>(
         "Runtime.evaluate",
-        { expression: script, returnByValue: true, awaitPromise: true, replMode: true, userGesture: true, timeout: timeoutMs },
+        {
+          expression: script,
+          returnByValue: true,
+          awaitPromise: true,
+          replMode: true,
+          userGesture: true,
+          timeout: timeoutMs,
+        },
         sessionId,
         timeoutMs,
       );
@@ -480,7 +546,8 @@ export class ChromiumBrowser {
       let value = res.value ?? null;
       if (res.value === undefined && res.type !== "undefined") value = res.description ?? null;
       const json = JSON.stringify(value) ?? "null";
-      if (json.length > 1_000_000) return opFail("RESULT_TOO_LARGE", "The script's value is larger than 1,000,000 characters of JSON.");
+      if (json.length > 1_000_000)
+        return opFail("RESULT_TOO_LARGE", "The script's value is larger than 1,000,000 characters of JSON.");
       return opOk({ tab_id: target, value, type: res.subtype ?? res.type ?? "undefined" });
     } catch (e) {
       return this.failure(e);

@@ -68,7 +68,12 @@ export class CdpConnection {
     return this.isClosed;
   }
 
-  send<T = any>(method: string, params: Record<string, unknown> = {}, sessionId?: string, timeoutMs = 30_000): Promise<T> {
+  send<T = any>(
+    method: string,
+    params: Record<string, unknown> = {},
+    sessionId?: string,
+    timeoutMs = 30_000,
+  ): Promise<T> {
     if (this.isClosed) return Promise.reject(new CdpError(method, -1, "connection closed"));
     const id = this.nextId++;
     return new Promise<T>((resolve, reject) => {
@@ -87,7 +92,12 @@ export class CdpConnection {
   }
 
   /** Resolves with the first matching event's params; rejects after timeoutMs. Call before the trigger. */
-  waitFor(method: string, sessionId: string | undefined, timeoutMs: number, predicate: (p: any) => boolean = () => true): { promise: Promise<any>; cancel: () => void } {
+  waitFor(
+    method: string,
+    sessionId: string | undefined,
+    timeoutMs: number,
+    predicate: (p: any) => boolean = () => true,
+  ): { promise: Promise<any>; cancel: () => void } {
     let off = () => {};
     let timer: NodeJS.Timeout | undefined;
     const promise = new Promise<any>((resolve, reject) => {

@@ -5,14 +5,7 @@
 import { z } from "zod";
 import { CoreError, validationError } from "../errors.ts";
 import { isValidKeyName } from "./keys.ts";
-import type {
-  BatchResult,
-  BatchStepResult,
-  CommandResult,
-  OpResult,
-  Screenshot,
-  ScreenSize,
-} from "./provider.ts";
+import type { BatchResult, BatchStepResult, CommandResult, OpResult, ScreenSize, Screenshot } from "./provider.ts";
 import { MachineOpError, opFail, opOk } from "./provider.ts";
 
 export type MachineScope = "actions:exec" | "terminal:exec" | "files:read" | "files:write" | "browser:execute";
@@ -68,12 +61,20 @@ const DownloadUrl = z
   .refine((v) => isAllowedUrl(v) && v !== "about:blank", { message: "must be an http(s) URL" })
   .describe("http(s) URL to download");
 const Selector = z.string().min(1).max(4096).describe("CSS selector");
-const Path = z.string().min(1).max(4096).describe("Path inside the machine's home directory (relative, ~/x or absolute inside home)");
+const Path = z
+  .string()
+  .min(1)
+  .max(4096)
+  .describe("Path inside the machine's home directory (relative, ~/x or absolute inside home)");
 const Encoding = z.enum(["utf8", "base64"]).describe("Content encoding (default utf8)");
-const Content = z.string().max(MAX_FILE_BYTES * 2).describe("File content in the given encoding");
+const Content = z
+  .string()
+  .max(MAX_FILE_BYTES * 2)
+  .describe("File content in the given encoding");
 const TabId = z.string().min(1).max(128).describe("Tab id from list-tabs");
 
-const xyTogether = (v: { x?: number | undefined; y?: number | undefined }) => (v.x === undefined) === (v.y === undefined);
+const xyTogether = (v: { x?: number | undefined; y?: number | undefined }) =>
+  (v.x === undefined) === (v.y === undefined);
 
 // ---------------------------------------------------------------------------------------------
 // Action commands
@@ -434,7 +435,11 @@ export function checkOnScreen(parsed: ParsedCommand, screen: ScreenSize, prefix 
   if (parsed.command === "browser_click") return;
   for (const [k, v, axis] of pts) {
     const limit = axis === "x" ? screen.width : screen.height;
-    if (v >= limit) throw validationError(`${prefix}.${k}`, `must be less than the screen ${axis === "x" ? "width" : "height"} ${limit}`);
+    if (v >= limit)
+      throw validationError(
+        `${prefix}.${k}`,
+        `must be less than the screen ${axis === "x" ? "width" : "height"} ${limit}`,
+      );
   }
 }
 
@@ -447,8 +452,22 @@ export type InputAction =
   | { kind: "move"; x: number; y: number }
   | { kind: "type"; text: string }
   | { kind: "keys"; keys: string[]; chord: boolean }
-  | { kind: "scroll"; clicks: number; direction: "vertical" | "horizontal"; x?: number | undefined; y?: number | undefined }
-  | { kind: "drag"; x1: number; y1: number; x2: number; y2: number; button: "left" | "right" | "middle"; hold_keys: string[] };
+  | {
+      kind: "scroll";
+      clicks: number;
+      direction: "vertical" | "horizontal";
+      x?: number | undefined;
+      y?: number | undefined;
+    }
+  | {
+      kind: "drag";
+      x1: number;
+      y1: number;
+      x2: number;
+      y2: number;
+      button: "left" | "right" | "middle";
+      hold_keys: string[];
+    };
 
 export interface CommandBackend {
   input(action: InputAction, signal: AbortSignal): Promise<void>;
@@ -466,9 +485,23 @@ function inputActionFor(parsed: ParsedCommand): InputAction | null {
       return { kind: "click", x: p.x, y: p.y, button: p.button, clicks: p.clicks, hold_keys: p.hold_keys ?? [] };
     }
     case "double_click":
-      return { kind: "click", x: parsed.params.x, y: parsed.params.y, button: "left", clicks: 2, hold_keys: parsed.params.hold_keys ?? [] };
+      return {
+        kind: "click",
+        x: parsed.params.x,
+        y: parsed.params.y,
+        button: "left",
+        clicks: 2,
+        hold_keys: parsed.params.hold_keys ?? [],
+      };
     case "right_click":
-      return { kind: "click", x: parsed.params.x, y: parsed.params.y, button: "right", clicks: 1, hold_keys: parsed.params.hold_keys ?? [] };
+      return {
+        kind: "click",
+        x: parsed.params.x,
+        y: parsed.params.y,
+        button: "right",
+        clicks: 1,
+        hold_keys: parsed.params.hold_keys ?? [],
+      };
     case "move":
       return { kind: "move", x: parsed.params.x, y: parsed.params.y };
     case "type":
@@ -511,7 +544,11 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
  * Runs one parsed command against a backend within timeoutMs. Operation failures come back as
  * success: false; CoreErrors (SCREENSHOT_FAILED, INVALID_STATE, ...) propagate.
  */
-export async function runCommand(backend: CommandBackend, parsed: ParsedCommand, timeoutMs = DEFAULT_TIMEOUT_MS): Promise<CommandResult> {
+export async function runCommand(
+  backend: CommandBackend,
+  parsed: ParsedCommand,
+  timeoutMs = DEFAULT_TIMEOUT_MS,
+): Promise<CommandResult> {
   const started = performance.now();
   const controller = new AbortController();
   let timer: NodeJS.Timeout | undefined;
@@ -533,7 +570,11 @@ export async function runCommand(backend: CommandBackend, parsed: ParsedCommand,
       };
     }
     if (e instanceof MachineOpError) {
-      return { command: parsed.command, ...opFail(e.code, e.message), duration_ms: Math.round(performance.now() - started) };
+      return {
+        command: parsed.command,
+        ...opFail(e.code, e.message),
+        duration_ms: Math.round(performance.now() - started),
+      };
     }
     throw e;
   } finally {
@@ -541,7 +582,12 @@ export async function runCommand(backend: CommandBackend, parsed: ParsedCommand,
   }
 }
 
-async function dispatch(backend: CommandBackend, parsed: ParsedCommand, signal: AbortSignal, timeoutMs: number): Promise<OpResult> {
+async function dispatch(
+  backend: CommandBackend,
+  parsed: ParsedCommand,
+  signal: AbortSignal,
+  timeoutMs: number,
+): Promise<OpResult> {
   const action = inputActionFor(parsed);
   if (action) {
     await backend.input(action, signal);
@@ -565,11 +611,17 @@ async function dispatch(backend: CommandBackend, parsed: ParsedCommand, signal: 
       return backend.browser({ op: "navigate", params: { url: parsed.params.url, wait_until: "load" } }, timeoutMs);
     case "browser_click": {
       const p = parsed.params;
-      return backend.browser({ op: "click", params: { selector: p.selector, x: p.x, y: p.y, button: "left", clicks: 1 } }, timeoutMs);
+      return backend.browser(
+        { op: "click", params: { selector: p.selector, x: p.x, y: p.y, button: "left", clicks: 1 } },
+        timeoutMs,
+      );
     }
     case "browser_type":
       return backend.browser(
-        { op: "type", params: { selector: parsed.params.selector, text: parsed.params.text, clear: false, submit: false } },
+        {
+          op: "type",
+          params: { selector: parsed.params.selector, text: parsed.params.text, clear: false, submit: false },
+        },
         timeoutMs,
       );
     case "browser_execute":
@@ -591,7 +643,10 @@ async function dispatch(backend: CommandBackend, parsed: ParsedCommand, signal: 
  * are reported with status "skipped" and aborted is true. A step that throws (e.g. SCREENSHOT_FAILED)
  * counts as failed with the error's code.
  */
-export async function runBatch(batch: ParsedBatch, run: (parsed: ParsedCommand, timeoutMs: number) => Promise<CommandResult>): Promise<BatchResult> {
+export async function runBatch(
+  batch: ParsedBatch,
+  run: (parsed: ParsedCommand, timeoutMs: number) => Promise<CommandResult>,
+): Promise<BatchResult> {
   const results: BatchStepResult[] = [];
   let completed = 0;
   let failed = 0;
@@ -616,7 +671,13 @@ export async function runBatch(batch: ParsedBatch, run: (parsed: ParsedCommand, 
     } catch (e) {
       const code = e instanceof CoreError ? e.code : "INTERNAL_ERROR";
       const message = e instanceof Error ? e.message : String(e);
-      r = { command: step.parsed.command, success: false, result: {}, error: { code, message }, duration_ms: Math.round(performance.now() - started) };
+      r = {
+        command: step.parsed.command,
+        success: false,
+        result: {},
+        error: { code, message },
+        duration_ms: Math.round(performance.now() - started),
+      };
     }
     results.push({ index, status: r.success ? "succeeded" : "failed", ...r });
     if (r.success) completed++;

@@ -116,7 +116,8 @@ async function fileOp(fs: HomeFs, op: ParsedFileOp): Promise<OpResult> {
       const st = await fs.stat(p.abs, true);
       if (!st) throw new FsOpError("FILE_NOT_FOUND", `${p.rel} does not exist.`);
       if (st.type === "directory") throw new FsOpError("IS_A_DIRECTORY", `${p.rel} is a directory.`);
-      if (st.size > MAX_FILE_BYTES) throw new FsOpError("FILE_TOO_LARGE", `${p.rel} is larger than ${MAX_FILE_BYTES} bytes.`);
+      if (st.size > MAX_FILE_BYTES)
+        throw new FsOpError("FILE_TOO_LARGE", `${p.rel} is larger than ${MAX_FILE_BYTES} bytes.`);
       const data = await fs.readFile(p.abs, MAX_FILE_BYTES);
       return opOk({
         path: p.rel,
@@ -140,7 +141,9 @@ async function fileOp(fs: HomeFs, op: ParsedFileOp): Promise<OpResult> {
         const name = p.rel.split("/").pop() ?? p.rel;
         return opOk({
           path: p.rel,
-          entries: [{ path: p.rel, name, type: st.type, size: st.size, modified_at: new Date(st.mtime_ms).toISOString() }],
+          entries: [
+            { path: p.rel, name, type: st.type, size: st.size, modified_at: new Date(st.mtime_ms).toISOString() },
+          ],
           truncated: false,
         });
       }
@@ -168,7 +171,8 @@ async function fileOp(fs: HomeFs, op: ParsedFileOp): Promise<OpResult> {
       const p = await target(fs, op.params.path);
       if (p.rel === ".") throw validationError("parameters.path", "path is the home directory itself");
       const data = decodeContent(op.params.content, op.params.encoding);
-      if (data.length > MAX_FILE_BYTES) throw validationError("parameters.content", `content is larger than ${MAX_FILE_BYTES} bytes`);
+      if (data.length > MAX_FILE_BYTES)
+        throw validationError("parameters.content", `content is larger than ${MAX_FILE_BYTES} bytes`);
       const before = await fs.stat(p.abs, true);
       if (before?.type === "directory") throw new FsOpError("IS_A_DIRECTORY", `${p.rel} is a directory.`);
       if (op.op === "append" && before && before.size + data.length > MAX_FILE_BYTES) {
@@ -176,14 +180,20 @@ async function fileOp(fs: HomeFs, op: ParsedFileOp): Promise<OpResult> {
       }
       await fs.writeFile(p.abs, data, op.op === "append");
       if (op.op === "write") return opOk({ path: p.rel, size: data.length, created: before === null });
-      return opOk({ path: p.rel, size: (before?.size ?? 0) + data.length, appended_bytes: data.length, created: before === null });
+      return opOk({
+        path: p.rel,
+        size: (before?.size ?? 0) + data.length,
+        appended_bytes: data.length,
+        created: before === null,
+      });
     }
     case "edit": {
       const p = await target(fs, op.params.path);
       const st = await fs.stat(p.abs, true);
       if (!st) throw new FsOpError("FILE_NOT_FOUND", `${p.rel} does not exist.`);
       if (st.type === "directory") throw new FsOpError("IS_A_DIRECTORY", `${p.rel} is a directory.`);
-      if (st.size > MAX_FILE_BYTES) throw new FsOpError("FILE_TOO_LARGE", `${p.rel} is larger than ${MAX_FILE_BYTES} bytes.`);
+      if (st.size > MAX_FILE_BYTES)
+        throw new FsOpError("FILE_TOO_LARGE", `${p.rel} is larger than ${MAX_FILE_BYTES} bytes.`);
       const text = (await fs.readFile(p.abs, MAX_FILE_BYTES)).toString("utf8");
       const n = countOccurrences(text, op.params.old_text);
       if (n === 0) throw new FsOpError("EDIT_TEXT_NOT_FOUND", "old_text does not occur in the file.");
@@ -203,7 +213,8 @@ async function fileOp(fs: HomeFs, op: ParsedFileOp): Promise<OpResult> {
       if (p.rel === ".") throw validationError("parameters.path", "path is the home directory itself");
       const st = await fs.stat(p.abs, false);
       if (!st) throw new FsOpError("FILE_NOT_FOUND", `${p.rel} does not exist.`);
-      if (st.type === "directory") throw new FsOpError("IS_A_DIRECTORY", `${p.rel} is a directory; use delete-directory.`);
+      if (st.type === "directory")
+        throw new FsOpError("IS_A_DIRECTORY", `${p.rel} is a directory; use delete-directory.`);
       await fs.removeFile(p.abs);
       return opOk({ path: p.rel, deleted: true });
     }

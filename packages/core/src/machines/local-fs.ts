@@ -18,11 +18,13 @@ const OP_TIMEOUT_MS = 60_000;
 function errorFrom(r: RunResult, what: string): FsOpError {
   const msg = r.stderr.trim().split("\n").pop() ?? "";
   if (r.timedOut) return new FsOpError("TIMEOUT", `${what}: timed out`);
-  if (/No such file or directory/.test(msg)) return new FsOpError("FILE_NOT_FOUND", `${what}: no such file or directory`);
+  if (/No such file or directory/.test(msg))
+    return new FsOpError("FILE_NOT_FOUND", `${what}: no such file or directory`);
   if (/Permission denied/.test(msg)) return new FsOpError("PERMISSION_DENIED", `${what}: permission denied`);
   if (/Not a directory/.test(msg)) return new FsOpError("NOT_A_DIRECTORY", `${what}: not a directory`);
   if (/Is a directory/.test(msg)) return new FsOpError("IS_A_DIRECTORY", `${what}: is a directory`);
-  if (/Directory not empty/.test(msg)) return new FsOpError("DIRECTORY_NOT_EMPTY", `${what}: the directory is not empty; set recursive`);
+  if (/Directory not empty/.test(msg))
+    return new FsOpError("DIRECTORY_NOT_EMPTY", `${what}: the directory is not empty; set recursive`);
   if (/No space left/.test(msg)) return new FsOpError("NO_SPACE", `${what}: no space left on the device`);
   return new FsOpError("IO_ERROR", `${what}: ${msg || `exit ${r.code}`}`);
 }
@@ -102,7 +104,8 @@ export class LocalHomeFs implements HomeFs {
   async readFile(abs: string, maxBytes: number): Promise<Buffer> {
     const r = await this.sh(`exec head -c ${maxBytes + 1} -- "$1"`, [abs], undefined, maxBytes + 1);
     if (r.code !== 0) throw errorFrom(r, "read");
-    if (r.stdout.length > maxBytes || r.overflow) throw new FsOpError("FILE_TOO_LARGE", `the file is larger than ${maxBytes} bytes`);
+    if (r.stdout.length > maxBytes || r.overflow)
+      throw new FsOpError("FILE_TOO_LARGE", `the file is larger than ${maxBytes} bytes`);
     return r.stdout;
   }
 
@@ -113,10 +116,16 @@ export class LocalHomeFs implements HomeFs {
 
   async list(abs: string, recursive: boolean, max: number): Promise<{ entries: FsEntry[]; truncated: boolean }> {
     const depth = recursive ? "" : "-maxdepth 1";
-    const r = await this.sh(`find -H "$1" -mindepth 1 ${depth} -printf '%y\\t%s\\t%T@\\t%P\\0' | head -z -n ${max + 1}`, [abs]);
+    const r = await this.sh(
+      `find -H "$1" -mindepth 1 ${depth} -printf '%y\\t%s\\t%T@\\t%P\\0' | head -z -n ${max + 1}`,
+      [abs],
+    );
     if (r.code !== 0 && r.stdout.length === 0) throw errorFrom(r, "list");
     const base = path.posix.relative(this.user.home, abs);
-    const records = r.stdout.toString("utf8").split("\0").filter((s) => s.length > 0);
+    const records = r.stdout
+      .toString("utf8")
+      .split("\0")
+      .filter((s) => s.length > 0);
     const entries = records.slice(0, max).map((rec) => {
       const [t = "", size = "0", mtime = "0", ...rest] = rec.split("\t");
       const rel = rest.join("\t");
@@ -152,12 +161,32 @@ export class LocalHomeFs implements HomeFs {
     const secs = Math.max(1, Math.floor(timeoutMs / 1000));
     const r = await run(
       "/usr/bin/curl",
-      ["-fsSL", "--proto", "=http,https", "--proto-redir", "=http,https", "--max-redirs", "10", "--max-filesize", String(1024 * 1024 * 1024), "--max-time", String(secs), "-o", abs, "-w", "%{content_type}", url],
+      [
+        "-fsSL",
+        "--proto",
+        "=http,https",
+        "--proto-redir",
+        "=http,https",
+        "--max-redirs",
+        "10",
+        "--max-filesize",
+        String(1024 * 1024 * 1024),
+        "--max-time",
+        String(secs),
+        "-o",
+        abs,
+        "-w",
+        "%{content_type}",
+        url,
+      ],
       { user: this.user, timeoutMs: timeoutMs + 5000 },
     );
     if (r.code !== 0) {
       await this.sh(`exec rm -f -- "$1"`, [abs]);
-      throw new FsOpError("DOWNLOAD_FAILED", `download failed: ${r.stderr.trim().split("\n").pop() || `curl exit ${r.code}`}`);
+      throw new FsOpError(
+        "DOWNLOAD_FAILED",
+        `download failed: ${r.stderr.trim().split("\n").pop() || `curl exit ${r.code}`}`,
+      );
     }
     const st = await this.stat(abs, false);
     const ct = r.stdout.toString("utf8").trim();

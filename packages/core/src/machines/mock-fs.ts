@@ -14,7 +14,8 @@ export class MockFs implements HomeFs {
 
   constructor(readonly home: string) {
     this.nodes.set(home, { type: "directory", mtime: EPOCH });
-    for (const d of ["Desktop", "Documents", "Downloads"]) this.nodes.set(`${home}/${d}`, { type: "directory", mtime: EPOCH });
+    for (const d of ["Desktop", "Documents", "Downloads"])
+      this.nodes.set(`${home}/${d}`, { type: "directory", mtime: EPOCH });
   }
 
   private now(): number {
@@ -72,7 +73,8 @@ export class MockFs implements HomeFs {
 
   async removeDir(abs: string, recursive: boolean): Promise<void> {
     const children = [...this.nodes.keys()].filter((k) => k.startsWith(`${abs}/`));
-    if (children.length > 0 && !recursive) throw new FsOpError("DIRECTORY_NOT_EMPTY", "the directory is not empty; set recursive");
+    if (children.length > 0 && !recursive)
+      throw new FsOpError("DIRECTORY_NOT_EMPTY", "the directory is not empty; set recursive");
     for (const k of children) this.nodes.delete(k);
     this.nodes.delete(abs);
   }

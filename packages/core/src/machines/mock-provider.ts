@@ -37,7 +37,16 @@ import type {
   SnapshotInfo,
   TerminateResult,
 } from "./provider.ts";
-import { assertDesktop, assertRunning, assertStatus, MachineHandleBase, nowIso, opFail, opOk, ProvisionInput } from "./provider.ts";
+import {
+  assertDesktop,
+  assertRunning,
+  assertStatus,
+  MachineHandleBase,
+  nowIso,
+  opFail,
+  opOk,
+  ProvisionInput,
+} from "./provider.ts";
 
 export const MOCK_HOME = "/home/user";
 export const MOCK_USER = "user";
@@ -205,7 +214,13 @@ export class MockMachineProvider implements MachineProvider {
   async reconcile(handles: MachineHandle[]): Promise<ReconcileResult[]> {
     return handles.map((h) => {
       const m = this.get(h);
-      return { machine_id: h.machine_id, status: m.handle.status, handle: { ...m.handle }, changed: false, detail: "mock machine" };
+      return {
+        machine_id: h.machine_id,
+        status: m.handle.status,
+        handle: { ...m.handle },
+        changed: false,
+        detail: "mock machine",
+      };
     });
   }
 
@@ -228,7 +243,9 @@ export class MockMachineProvider implements MachineProvider {
       r.fillRect(40, 30, width - 80, 60, [200, 210, 228]);
       r.fillRect(48, 72, Math.min(width - 96, 12 + tab.url.length * 6), 12, [250, 250, 250]);
       r.fillRect(44, 94, width - 88, height - 158, tab.url === "about:blank" ? [255, 255, 255] : hashColor(tab.url));
-      m.tabs.forEach((t, i) => r.fillRect(48 + i * 110, 36, 100, 24, t.id === m.activeTab ? [250, 250, 250] : [170, 180, 200]));
+      for (const [i, t] of m.tabs.entries()) {
+        r.fillRect(48 + i * 110, 36, 100, 24, t.id === m.activeTab ? [250, 250, 250] : [170, 180, 200]);
+      }
     }
     // typed text: one small block per character (wraps)
     const chars = [...m.typed].slice(-400);
@@ -290,11 +307,17 @@ export class MockMachineProvider implements MachineProvider {
     }
   }
 
-  async execute(handle: MachineHandle, command: string, parameters: unknown, options: ExecuteOptions = {}): Promise<CommandResult> {
+  async execute(
+    handle: MachineHandle,
+    command: string,
+    parameters: unknown,
+    options: ExecuteOptions = {},
+  ): Promise<CommandResult> {
     const parsed = parseCommand(command, parameters);
     const timeoutMs = parseTimeout(options.timeoutMs);
     const m = this.running(handle);
-    if (parsed.command !== "wait" && !parsed.command.startsWith("terminal") && !parsed.command.startsWith("file")) assertDesktop(m.handle);
+    if (parsed.command !== "wait" && !parsed.command.startsWith("terminal") && !parsed.command.startsWith("file"))
+      assertDesktop(m.handle);
     checkOnScreen(parsed, m.handle.screen);
     return runCommand(this.backend(m), parsed, timeoutMs);
   }
@@ -302,14 +325,20 @@ export class MockMachineProvider implements MachineProvider {
   async executeBatch(handle: MachineHandle, body: unknown): Promise<BatchResult> {
     const batch = parseBatch(body);
     const m = this.running(handle);
-    batch.steps.forEach((s, i) => checkOnScreen(s.parsed, m.handle.screen, `body.steps[${i}].parameters`));
+    for (const [i, s] of batch.steps.entries()) checkOnScreen(s.parsed, m.handle.screen, `body.steps[${i}].parameters`);
     return runBatch(batch, (parsed, timeoutMs) => {
-      if (parsed.command !== "wait" && !parsed.command.startsWith("terminal") && !parsed.command.startsWith("file")) assertDesktop(m.handle);
+      if (parsed.command !== "wait" && !parsed.command.startsWith("terminal") && !parsed.command.startsWith("file"))
+        assertDesktop(m.handle);
       return runCommand(this.backend(m), parsed, timeoutMs);
     });
   }
 
-  async browser(handle: MachineHandle, op: string, parameters: unknown, options: ExecuteOptions = {}): Promise<OpResult> {
+  async browser(
+    handle: MachineHandle,
+    op: string,
+    parameters: unknown,
+    options: ExecuteOptions = {},
+  ): Promise<OpResult> {
     const parsed = parseBrowserOp(op, parameters);
     parseTimeout(options.timeoutMs);
     const m = this.running(handle);
@@ -342,9 +371,16 @@ export class MockMachineProvider implements MachineProvider {
       case "click": {
         if (params.selector !== undefined) {
           const el = findElement(params.selector);
-          if (!el || tab.url === "about:blank") return opFail("ELEMENT_NOT_FOUND", `No element matches ${params.selector}.`);
+          if (!el || tab.url === "about:blank")
+            return opFail("ELEMENT_NOT_FOUND", `No element matches ${params.selector}.`);
           tab.clicks += params.clicks;
-          return opOk({ selector: params.selector, x: el.x + el.width / 2, y: el.y + el.height / 2, button: params.button, clicks: params.clicks });
+          return opOk({
+            selector: params.selector,
+            x: el.x + el.width / 2,
+            y: el.y + el.height / 2,
+            button: params.button,
+            clicks: params.clicks,
+          });
         }
         tab.clicks += params.clicks;
         return opOk({ x: params.x, y: params.y, button: params.button, clicks: params.clicks });
@@ -352,9 +388,15 @@ export class MockMachineProvider implements MachineProvider {
       case "type": {
         const sel = params.selector ?? "#q";
         const el = findElement(sel);
-        if (!el || el.tag !== "input" || tab.url === "about:blank") return opFail("ELEMENT_NOT_FOUND", `No input matches ${sel}.`);
+        if (el?.tag !== "input" || tab.url === "about:blank")
+          return opFail("ELEMENT_NOT_FOUND", `No input matches ${sel}.`);
         tab.values[el.selector] = (params.clear ? "" : (tab.values[el.selector] ?? "")) + params.text;
-        return opOk({ selector: sel, typed: params.text.length, value: tab.values[el.selector], submitted: params.submit });
+        return opOk({
+          selector: sel,
+          typed: params.text.length,
+          value: tab.values[el.selector],
+          submitted: params.submit,
+        });
       }
       case "dom": {
         const html = pageHtml(tab);
@@ -364,7 +406,10 @@ export class MockMachineProvider implements MachineProvider {
           url: tab.url,
           title: titleFor(tab.url),
           html: out,
-          text: out.replace(/<[^>]+>/g, " ").replace(/\s+/g, " ").trim(),
+          text: out
+            .replace(/<[^>]+>/g, " ")
+            .replace(/\s+/g, " ")
+            .trim(),
           length: html.length,
           truncated: html.length > params.max_length,
         });
@@ -416,7 +461,8 @@ export class MockMachineProvider implements MachineProvider {
         if (params.to === "top") tab.scroll_y = 0;
         else if (params.to === "bottom") tab.scroll_y = 2000 - (m.handle.screen.height - 158);
         else if (params.selector !== undefined) {
-          if (!findElement(params.selector)) return opFail("ELEMENT_NOT_FOUND", `No element matches ${params.selector}.`);
+          if (!findElement(params.selector))
+            return opFail("ELEMENT_NOT_FOUND", `No element matches ${params.selector}.`);
         } else tab.scroll_y = Math.max(0, tab.scroll_y + (params.delta_y ?? (params.delta_x === undefined ? 500 : 0)));
         return opOk({ scroll_x: 0, scroll_y: tab.scroll_y });
       }
@@ -436,7 +482,8 @@ export class MockMachineProvider implements MachineProvider {
         if (params.selector !== undefined) {
           const present = tab.url !== "about:blank" && findElement(params.selector) !== null;
           const wantPresent = params.state === "attached" || params.state === "visible";
-          if (present !== wantPresent) return opFail("TIMEOUT", `The selector did not reach state ${params.state}.`, { found: present });
+          if (present !== wantPresent)
+            return opFail("TIMEOUT", `The selector did not reach state ${params.state}.`, { found: present });
           return opOk({ selector: params.selector, state: params.state, found: present, elapsed_ms: 0 });
         }
         return opOk({ waited_ms: params.ms ?? 0 });
@@ -445,7 +492,13 @@ export class MockMachineProvider implements MachineProvider {
         return opOk({ tabs: m.tabs.map((t) => this.tabInfo(m, t)), active_tab_id: m.activeTab });
       case "open-tab": {
         m.tabCounter += 1;
-        const t: MockTab = { id: `tab-${m.tabCounter}`, url: params.url ?? "about:blank", values: {}, clicks: 0, scroll_y: 0 };
+        const t: MockTab = {
+          id: `tab-${m.tabCounter}`,
+          url: params.url ?? "about:blank",
+          values: {},
+          clicks: 0,
+          scroll_y: 0,
+        };
         m.tabs.push(t);
         m.activeTab = t.id;
         return opOk(this.tabInfo(m, t));
@@ -585,7 +638,13 @@ export class MockMachineProvider implements MachineProvider {
     const m = this.get(handle);
     const n = this.snapshots.size + 1;
     const snapshot_id = `snap_${createHash("sha256").update(`${m.handle.machine_id}:${n}:${name}`).digest("hex").slice(0, 24)}`;
-    const info: SnapshotInfo = { snapshot_id, machine_id: m.handle.machine_id, name, size_bytes: m.fs.bytes(), created_at: nowIso() };
+    const info: SnapshotInfo = {
+      snapshot_id,
+      machine_id: m.handle.machine_id,
+      name,
+      size_bytes: m.fs.bytes(),
+      created_at: nowIso(),
+    };
     this.snapshots.set(snapshot_id, { info, fs: m.fs.clone() });
     return { ...info };
   }

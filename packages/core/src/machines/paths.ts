@@ -43,7 +43,10 @@ export function isInside(root: string, target: string): boolean {
 /** a file name safe to create in Downloads from a URL or a caller-supplied name */
 export function safeFileName(name: string, fallback = "download"): string {
   const base = name.split(/[\\/]/).pop() ?? "";
-  let cleaned = base.replace(/[^A-Za-z0-9._ -]/g, "_").replace(/^[.\s]+/, "").trim();
+  let cleaned = base
+    .replace(/[^A-Za-z0-9._ -]/g, "_")
+    .replace(/^[.\s]+/, "")
+    .trim();
   if (cleaned.length > 200) cleaned = cleaned.slice(0, 200);
   return cleaned.length > 0 ? cleaned : fallback;
 }

@@ -2,7 +2,7 @@
 // as that machine's unprivileged user (uid/gid), with a clean environment, in its own process group.
 
 import { type ChildProcess, spawn } from "node:child_process";
-import { openSync, closeSync } from "node:fs";
+import { closeSync, openSync } from "node:fs";
 import { readdir, readFile } from "node:fs/promises";
 import net from "node:net";
 
@@ -93,7 +93,10 @@ export function run(command: string, args: string[], options: RunOptions = {}): 
     const child = spawn(command, args, {
       ...(options.user ? { uid: options.user.uid, gid: options.user.gid } : {}),
       cwd: options.cwd ?? options.user?.home ?? "/",
-      env: (options.env ?? (options.user ? userEnv(options.user, { LC_ALL: "C" }) : { PATH: ROOT_PATH, LC_ALL: "C" })) as NodeJS.ProcessEnv,
+      env: (options.env ??
+        (options.user
+          ? userEnv(options.user, { LC_ALL: "C" })
+          : { PATH: ROOT_PATH, LC_ALL: "C" })) as NodeJS.ProcessEnv,
       detached: true,
       stdio: [options.input === undefined ? "ignore" : "pipe", "pipe", "pipe"],
     });
@@ -155,7 +158,9 @@ export function run(command: string, args: string[], options: RunOptions = {}): 
 export async function runChecked(command: string, args: string[], options: RunOptions = {}): Promise<RunResult> {
   const r = await run(command, args, options);
   if (r.code !== 0) {
-    throw new Error(`${command} ${args.join(" ")} failed (${r.timedOut ? "timed out" : `exit ${r.code ?? r.signal}`}): ${r.stderr.trim()}`);
+    throw new Error(
+      `${command} ${args.join(" ")} failed (${r.timedOut ? "timed out" : `exit ${r.code ?? r.signal}`}): ${r.stderr.trim()}`,
+    );
   }
   return r;
 }
@@ -252,7 +257,11 @@ export function delay(ms: number): Promise<void> {
   return new Promise((r) => setTimeout(r, ms));
 }
 
-export async function waitFor(check: () => Promise<boolean> | boolean, timeoutMs: number, intervalMs = 25): Promise<boolean> {
+export async function waitFor(
+  check: () => Promise<boolean> | boolean,
+  timeoutMs: number,
+  intervalMs = 25,
+): Promise<boolean> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     if (await check()) return true;

@@ -155,7 +155,12 @@ export interface MachineProvider {
   /** full-screen PNG; 502 SCREENSHOT_FAILED when the capture errors */
   screenshot(handle: MachineHandle): Promise<Screenshot>;
   /** one allowlisted action command (see commands.ts); 422 VALIDATION_ERROR on bad input */
-  execute(handle: MachineHandle, command: string, parameters: unknown, options?: ExecuteOptions): Promise<CommandResult>;
+  execute(
+    handle: MachineHandle,
+    command: string,
+    parameters: unknown,
+    options?: ExecuteOptions,
+  ): Promise<CommandResult>;
   /** at most 50 steps, validated up front; see runBatch */
   executeBatch(handle: MachineHandle, body: unknown): Promise<BatchResult>;
   /** one of the sixteen browser ops; 400 UNKNOWN_BROWSER_OP */

@@ -84,7 +84,13 @@ class Shell {
     this.finish({ output, total, exitCode: Number(m[1]), cwd, ended: false });
   }
 
-  private finish(r: { output: string; total: number; exitCode: number | null; cwd: string | null; ended: boolean }): void {
+  private finish(r: {
+    output: string;
+    total: number;
+    exitCode: number | null;
+    cwd: string | null;
+    ended: boolean;
+  }): void {
     const p = this.pending;
     this.pending = null;
     this.buf = "";
@@ -139,7 +145,11 @@ class Shell {
             const timedOut = this.proc.signalCode === "SIGKILL";
             if (timedOut) {
               resolve({
-                ...opFail("TIMEOUT", `The command did not finish within ${timeoutMs} ms; its shell was ended.`, { ...result, exit_code: null, timed_out: true }),
+                ...opFail("TIMEOUT", `The command did not finish within ${timeoutMs} ms; its shell was ended.`, {
+                  ...result,
+                  exit_code: null,
+                  timed_out: true,
+                }),
                 killed: true,
               });
             } else {
@@ -195,7 +205,10 @@ export class TerminalSessions {
     let shell = this.sessions.get(input.session_id);
     if (!shell) {
       if (this.sessions.size >= MAX_SESSIONS_PER_MACHINE) {
-        return opFail("TOO_MANY_SESSIONS", `At most ${MAX_SESSIONS_PER_MACHINE} terminal sessions per machine; idle ones end after 30 minutes.`);
+        return opFail(
+          "TOO_MANY_SESSIONS",
+          `At most ${MAX_SESSIONS_PER_MACHINE} terminal sessions per machine; idle ones end after 30 minutes.`,
+        );
       }
       shell = new Shell(this.user, this.env());
       this.sessions.set(input.session_id, shell);

@@ -2,9 +2,9 @@ import { describe, expect, it } from "vitest";
 import { CoreError } from "../../src/errors.ts";
 import {
   batchScopes,
-  checkOnScreen,
   COMMAND_NAMES,
   type CommandBackend,
+  checkOnScreen,
   commandScope,
   fileOpScope,
   parseBatch,
@@ -147,7 +147,10 @@ describe("parameter validation (422 VALIDATION_ERROR with a field path)", () => 
   });
 
   it("applies defaults", () => {
-    expect(parseCommand("click", { x: 1, y: 2 })).toEqual({ command: "click", params: { x: 1, y: 2, button: "left", clicks: 1 } });
+    expect(parseCommand("click", { x: 1, y: 2 })).toEqual({
+      command: "click",
+      params: { x: 1, y: 2, button: "left", clicks: 1 },
+    });
     expect(parseCommand("scroll", { clicks: -3 }).params).toEqual({ clicks: -3, direction: "vertical" });
     expect(parseCommand("file_read", { path: "a" }).params).toEqual({ path: "a", encoding: "utf8" });
   });
@@ -158,16 +161,21 @@ describe("parameter validation (422 VALIDATION_ERROR with a field path)", () => 
     expect(parseTimeout(120_000)).toBe(120_000);
     expect(caught(() => parseTimeout(999)).code).toBe("VALIDATION_ERROR");
     expect(caught(() => parseTimeout(120_001)).code).toBe("VALIDATION_ERROR");
-    expect(caught(() => parseTerminal({ command: "x", timeout_ms: 50 })).extras.details?.[0]?.path).toBe("body.timeout_ms");
+    expect(caught(() => parseTerminal({ command: "x", timeout_ms: 50 })).extras.details?.[0]?.path).toBe(
+      "body.timeout_ms",
+    );
   });
 
   it("coordinates must be on the screen", () => {
     const screen = { width: 1280, height: 720 };
     expect(() => checkOnScreen(parseCommand("click", { x: 1279, y: 719 }), screen)).not.toThrow();
-    expect(caught(() => checkOnScreen(parseCommand("click", { x: 1280, y: 0 }), screen)).extras.details?.[0]?.path).toBe("body.parameters.x");
-    expect(caught(() => checkOnScreen(parseCommand("drag", { x1: 0, y1: 0, x2: 5, y2: 720 }), screen)).extras.details?.[0]?.path).toBe(
-      "body.parameters.y2",
-    );
+    expect(
+      caught(() => checkOnScreen(parseCommand("click", { x: 1280, y: 0 }), screen)).extras.details?.[0]?.path,
+    ).toBe("body.parameters.x");
+    expect(
+      caught(() => checkOnScreen(parseCommand("drag", { x1: 0, y1: 0, x2: 5, y2: 720 }), screen)).extras.details?.[0]
+        ?.path,
+    ).toBe("body.parameters.y2");
   });
 
   it("file op parameters", () => {
@@ -203,11 +211,14 @@ describe("home confinement (lexical)", () => {
     ["/data/machines/cua-1/z", "z"],
     [".", "."],
   ])("%s is inside", (input, rel) => expect(resolveInHome(home, input).rel).toBe(rel));
-  it.each(["../cua-2/x", "..", "/etc/passwd", "/data/machines/cua-10/x", "a/../../b", "~root/x", "a\0b"])("%s is rejected", (input) => {
-    const e = caught(() => resolveInHome(home, input));
-    expect(e.code).toBe("VALIDATION_ERROR");
-    expect(e.extras.details?.[0]?.path).toBe("parameters.path");
-  });
+  it.each(["../cua-2/x", "..", "/etc/passwd", "/data/machines/cua-10/x", "a/../../b", "~root/x", "a\0b"])(
+    "%s is rejected",
+    (input) => {
+      const e = caught(() => resolveInHome(home, input));
+      expect(e.code).toBe("VALIDATION_ERROR");
+      expect(e.extras.details?.[0]?.path).toBe("parameters.path");
+    },
+  );
 });
 
 describe("batch", () => {
@@ -248,7 +259,9 @@ describe("batch", () => {
 
   it("lists the scopes a batch needs", () => {
     expect(
-      batchScopes({ steps: [{ command: "click" }, { command: "terminal_execute" }, { command: "file_read" }, { command: "move" }] }).sort(),
+      batchScopes({
+        steps: [{ command: "click" }, { command: "terminal_execute" }, { command: "file_read" }, { command: "move" }],
+      }).sort(),
     ).toEqual(["actions:exec", "files:read", "terminal:exec"]);
   });
 
@@ -278,7 +291,12 @@ describe("batch", () => {
     });
     const r = await runBatch(batch, (p, t) => runCommand(okBackend(log), p, t));
     expect(r).toMatchObject({ completed_count: 1, failed_count: 1, aborted: false });
-    expect(r.results[0]).toMatchObject({ index: 0, command: "screenshot", status: "failed", error: { code: "SCREENSHOT_FAILED" } });
+    expect(r.results[0]).toMatchObject({
+      index: 0,
+      command: "screenshot",
+      status: "failed",
+      error: { code: "SCREENSHOT_FAILED" },
+    });
   });
 
   it("a command past its deadline is a TIMEOUT failure", async () => {

@@ -6,8 +6,8 @@ import { execFileSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import http from "node:http";
-import net from "node:net";
 import type { AddressInfo } from "node:net";
+import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -17,9 +17,16 @@ import { decodePng, distinctColors } from "../../src/machines/png.ts";
 import { processesOfUid } from "../../src/machines/process-utils.ts";
 import type { MachineHandle } from "../../src/machines/provider.ts";
 
-const hasTools = ["/usr/bin/Xvfb", "/usr/bin/xdotool", "/usr/bin/scrot", "/usr/bin/openbox", "/usr/bin/x11vnc", "/usr/bin/websockify"].every((p) =>
-  existsSync(p),
-) && (existsSync("/usr/lib/chromium/chromium") || existsSync("/usr/bin/chromium"));
+const hasTools =
+  [
+    "/usr/bin/Xvfb",
+    "/usr/bin/xdotool",
+    "/usr/bin/scrot",
+    "/usr/bin/openbox",
+    "/usr/bin/x11vnc",
+    "/usr/bin/websockify",
+  ].every((p) => existsSync(p)) &&
+  (existsSync("/usr/lib/chromium/chromium") || existsSync("/usr/bin/chromium"));
 const isRoot = process.getuid?.() === 0;
 const enabled = hasTools && isRoot && process.env.SKIP_DESKTOP_TESTS !== "1";
 
@@ -76,7 +83,11 @@ describe.skipIf(!enabled)("local desktop provider (real Xvfb desktop)", () => {
     base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     provider = new LocalDesktopProvider({ rootDir: root, displayRange: [300 + (process.pid % 200), 899] });
     const t0 = performance.now();
-    handle = await provider.provision({ machineId: `mch_test_${process.pid.toString(16)}aa`, displayName: "t", screen: { width: 1280, height: 720 } });
+    handle = await provider.provision({
+      machineId: `mch_test_${process.pid.toString(16)}aa`,
+      displayName: "t",
+      screen: { width: 1280, height: 720 },
+    });
     provisionMs = performance.now() - t0;
   });
 
@@ -149,23 +160,38 @@ describe.skipIf(!enabled)("local desktop provider (real Xvfb desktop)", () => {
 
     // the page itself changed on screen
     const state = await provider.browser(handle, "state", {});
-    expect(state.result).toMatchObject({ title: "Desktop test page", ready_state: "complete", focused: { tag: "input", id: "inp", value: "xy" } });
+    expect(state.result).toMatchObject({
+      title: "Desktop test page",
+      ready_state: "complete",
+      focused: { tag: "input", id: "inp", value: "xy" },
+    });
   });
 
   it("runs a batch of clicks and reports counts", async () => {
     const dom0 = await provider.browser(handle, "clickables", {});
-    const btn = (dom0.result.elements as { selector: string; screen_x: number; screen_y: number }[]).find((e) => e.selector === "#btn")!;
-    const before = Number(String((await provider.browser(handle, "dom", { selector: "#out" })).result.text).split(":")[1]);
-    const steps = Array.from({ length: 10 }, () => ({ command: "click", parameters: { x: btn.screen_x, y: btn.screen_y } }));
+    const btn = (dom0.result.elements as { selector: string; screen_x: number; screen_y: number }[]).find(
+      (e) => e.selector === "#btn",
+    )!;
+    const before = Number(
+      String((await provider.browser(handle, "dom", { selector: "#out" })).result.text).split(":")[1],
+    );
+    const steps = Array.from({ length: 10 }, () => ({
+      command: "click",
+      parameters: { x: btn.screen_x, y: btn.screen_y },
+    }));
     // x 5000 is off screen: the whole batch is refused before any step runs
-    const refused = await rejection(provider.executeBatch(handle, { steps: [...steps, { command: "move", parameters: { x: 5000, y: 1 } }] }));
+    const refused = await rejection(
+      provider.executeBatch(handle, { steps: [...steps, { command: "move", parameters: { x: 5000, y: 1 } }] }),
+    );
     expect(refused.extras.details?.[0]?.path).toBe("body.steps[10].parameters.x");
     const t0 = performance.now();
     const r = await provider.executeBatch(handle, { steps });
     console.log(`batch of 10 clicks: ${Math.round(performance.now() - t0)} ms`);
     expect(r).toMatchObject({ completed_count: 10, failed_count: 0, aborted: false });
     expect(r.results.map((x) => x.status)).toEqual(Array(10).fill("succeeded"));
-    const after = Number(String((await provider.browser(handle, "dom", { selector: "#out" })).result.text).split(":")[1]);
+    const after = Number(
+      String((await provider.browser(handle, "dom", { selector: "#out" })).result.text).split(":")[1],
+    );
     expect(after - before).toBe(10);
   }, 60_000);
 
@@ -185,9 +211,13 @@ describe.skipIf(!enabled)("local desktop provider (real Xvfb desktop)", () => {
     expect(Number(shot.result.width)).toBeGreaterThan(600);
     const info = await provider.browser(handle, "info", {});
     expect(String(info.result.browser)).toMatch(/Chrom/);
-    const exec = await provider.execute(handle, "browser_execute", { script: "document.title + ':' + (await Promise.resolve(41 + 1))" });
+    const exec = await provider.execute(handle, "browser_execute", {
+      script: "document.title + ':' + (await Promise.resolve(41 + 1))",
+    });
     expect(exec.result).toMatchObject({ value: "Desktop test page:42", type: "string" });
-    expect((await provider.execute(handle, "browser_execute", { script: "throw new Error('nope')" })).error?.code).toBe("SCRIPT_ERROR");
+    expect((await provider.execute(handle, "browser_execute", { script: "throw new Error('nope')" })).error?.code).toBe(
+      "SCRIPT_ERROR",
+    );
 
     const first = (await provider.browser(handle, "state", {})).result.tab_id;
     const t2 = await provider.browser(handle, "open-tab", { url: `${base}/second` });
@@ -195,7 +225,9 @@ describe.skipIf(!enabled)("local desktop provider (real Xvfb desktop)", () => {
     const tabs = await provider.browser(handle, "list-tabs", {});
     expect((tabs.result.tabs as unknown[]).length).toBe(2);
     expect(tabs.result.active_tab_id).toBe(t2.result.tab_id);
-    expect((await provider.browser(handle, "switch-tab", { tab_id: String(first) })).result).toMatchObject({ tab_id: first });
+    expect((await provider.browser(handle, "switch-tab", { tab_id: String(first) })).result).toMatchObject({
+      tab_id: first,
+    });
     expect((await provider.browser(handle, "close-tab", { tab_id: String(t2.result.tab_id) })).success).toBe(true);
     expect(((await provider.browser(handle, "list-tabs", {})).result.tabs as unknown[]).length).toBe(1);
     expect((await provider.browser(handle, "switch-tab", { tab_id: "NOPE" })).error?.code).toBe("TAB_NOT_FOUND");
@@ -214,8 +246,15 @@ describe.skipIf(!enabled)("local desktop provider (real Xvfb desktop)", () => {
 
   it("terminal: runs as the machine user, sessions keep cwd and env, timeout, 5000-character cap", async () => {
     const who = await provider.terminal(handle, { command: "whoami; echo err >&2; pwd" });
-    expect(who.result).toMatchObject({ output: `${handle.user}\nerr\n${handle.home_dir}\n`, exit_code: 0, session_id: null });
-    await provider.terminal(handle, { command: "mkdir -p work/deep && cd work/deep && export GREETING=hi", session_id: "s1" });
+    expect(who.result).toMatchObject({
+      output: `${handle.user}\nerr\n${handle.home_dir}\n`,
+      exit_code: 0,
+      session_id: null,
+    });
+    await provider.terminal(handle, {
+      command: "mkdir -p work/deep && cd work/deep && export GREETING=hi",
+      session_id: "s1",
+    });
     const again = await provider.terminal(handle, { command: 'pwd; echo "$GREETING"', session_id: "s1" });
     expect(again.result.output).toBe(`${handle.home_dir}/work/deep\nhi\n`);
     expect(again.result.cwd).toBe(`${handle.home_dir}/work/deep`);
@@ -229,9 +268,17 @@ describe.skipIf(!enabled)("local desktop provider (real Xvfb desktop)", () => {
     expect(String(big.result.output)).toHaveLength(5000);
     expect(big.result).toMatchObject({ truncated: true, output_length: 20001 });
     const t0 = performance.now();
-    const slow = await provider.terminal(handle, { command: "echo started; sleep 30", timeout_ms: 1000, session_id: "s1" });
+    const slow = await provider.terminal(handle, {
+      command: "echo started; sleep 30",
+      timeout_ms: 1000,
+      session_id: "s1",
+    });
     expect(performance.now() - t0).toBeLessThan(5000);
-    expect(slow).toMatchObject({ success: false, error: { code: "TIMEOUT" }, result: { timed_out: true, output: "started\n" } });
+    expect(slow).toMatchObject({
+      success: false,
+      error: { code: "TIMEOUT" },
+      result: { timed_out: true, output: "started\n" },
+    });
     // the timed-out session was ended: the same id starts a fresh shell
     const fresh = await provider.terminal(handle, { command: 'echo "[$GREETING]"; pwd', session_id: "s1" });
     expect(fresh.result.output).toBe(`[]\n${handle.home_dir}\n`);
@@ -240,11 +287,28 @@ describe.skipIf(!enabled)("local desktop provider (real Xvfb desktop)", () => {
 
   it("file ops inside the home; escapes by .., absolute path and symlink are 422", async () => {
     const f = (op: string, p: unknown) => provider.files(handle, op, p);
-    expect((await f("write", { path: "notes/a.txt", content: "alpha beta" })).result).toEqual({ path: "notes/a.txt", size: 10, created: true });
+    expect((await f("write", { path: "notes/a.txt", content: "alpha beta" })).result).toEqual({
+      path: "notes/a.txt",
+      size: 10,
+      created: true,
+    });
     expect((await f("append", { path: "notes/a.txt", content: " gamma" })).result).toMatchObject({ size: 16 });
-    expect((await f("edit", { path: "notes/a.txt", old_text: "beta", new_text: "BETA" })).result).toMatchObject({ replacements: 1 });
-    expect((await f("read", { path: `${handle.home_dir}/notes/a.txt` })).result).toMatchObject({ content: "alpha BETA gamma", size: 16 });
-    expect((await f("write", { path: "bin.dat", content: Buffer.from([0, 1, 2, 255]).toString("base64"), encoding: "base64" })).success).toBe(true);
+    expect((await f("edit", { path: "notes/a.txt", old_text: "beta", new_text: "BETA" })).result).toMatchObject({
+      replacements: 1,
+    });
+    expect((await f("read", { path: `${handle.home_dir}/notes/a.txt` })).result).toMatchObject({
+      content: "alpha BETA gamma",
+      size: 16,
+    });
+    expect(
+      (
+        await f("write", {
+          path: "bin.dat",
+          content: Buffer.from([0, 1, 2, 255]).toString("base64"),
+          encoding: "base64",
+        })
+      ).success,
+    ).toBe(true);
     expect((await f("read", { path: "bin.dat", encoding: "base64" })).result.content).toBe("AAEC/w==");
     expect((await f("exists", { path: "notes" })).result).toEqual({ path: "notes", exists: true, type: "directory" });
     expect((await f("exists", { path: "nope" })).result).toEqual({ path: "nope", exists: false, type: null });
@@ -261,7 +325,10 @@ describe.skipIf(!enabled)("local desktop provider (real Xvfb desktop)", () => {
     for (const p of ["../x", "/etc/passwd", "notes/../../x", `${root}/other`]) {
       expect((await rejection(f("read", { path: p }))).code).toBe("VALIDATION_ERROR");
     }
-    await provider.terminal(handle, { command: "ln -s /etc etclink && ln -s /etc/hostname hostlink && ln -s /tmp/cua-escape-target dangling && ln -s notes inlink" });
+    await provider.terminal(handle, {
+      command:
+        "ln -s /etc etclink && ln -s /etc/hostname hostlink && ln -s /tmp/cua-escape-target dangling && ln -s notes inlink",
+    });
     for (const p of ["etclink/passwd", "hostlink", "etclink"]) {
       const e = await rejection(f("read", { path: p }));
       expect(e.code, p).toBe("VALIDATION_ERROR");
@@ -293,7 +360,12 @@ describe.skipIf(!enabled)("local desktop provider (real Xvfb desktop)", () => {
 
   it("connection starts x11vnc and websockify with a password", async () => {
     const c = await provider.connection(handle);
-    expect(c).toMatchObject({ ssh_port: null, ssh_username: null, ssh_private_key_pem: null, vnc_port: handle.vnc_port });
+    expect(c).toMatchObject({
+      ssh_port: null,
+      ssh_username: null,
+      ssh_private_key_pem: null,
+      vnc_port: handle.vnc_port,
+    });
     expect(c.vnc_password).toMatch(/^[A-Za-z0-9]{8}$/);
     expect(c.websocket_url).toBe(`ws://127.0.0.1:${handle.websocket_port}/websockify`);
     const banner = await new Promise<string>((resolve, reject) => {
@@ -371,8 +443,12 @@ describe.skipIf(!enabled)("local desktop provider (real Xvfb desktop)", () => {
     expect(handle.status).toBe("running");
     expect((await provider.files(handle, "read", { path: "snap/state.txt" })).result.content).toBe("v1");
     expect((await provider.files(handle, "exists", { path: "snap/new.txt" })).result.exists).toBe(false);
-    expect((await provider.terminal(handle, { command: "stat -c %U snap/state.txt" })).result.output).toBe(`${handle.user}\n`);
-    expect((await rejection(provider.restoreFromSnapshot(handle, "snap_000000000000000000000000"))).code).toBe("NOT_FOUND");
+    expect((await provider.terminal(handle, { command: "stat -c %U snap/state.txt" })).result.output).toBe(
+      `${handle.user}\n`,
+    );
+    expect((await rejection(provider.restoreFromSnapshot(handle, "snap_000000000000000000000000"))).code).toBe(
+      "NOT_FOUND",
+    );
     expect((await rejection(provider.restoreFromSnapshot(handle, "../../etc/passwd"))).code).toBe("NOT_FOUND");
   });
 
@@ -400,7 +476,12 @@ describe.skipIf(!enabled)("local desktop provider (real Xvfb desktop)", () => {
     expect(r).toEqual({ machine_id: handle.machine_id, terminated: true, leftover_processes: 0 });
     expect(await processesOfUid(uid)).toEqual([]);
     const ps = execFileSync("ps", ["-e", "-o", "uid="], { encoding: "utf8" });
-    expect(ps.split("\n").map((s) => s.trim()).filter((s) => s === String(uid))).toEqual([]);
+    expect(
+      ps
+        .split("\n")
+        .map((s) => s.trim())
+        .filter((s) => s === String(uid)),
+    ).toEqual([]);
     expect(userExists(String(handle.user))).toBe(false);
     expect(existsSync(String(handle.home_dir))).toBe(false);
     expect(existsSync(String(handle.runtime_dir))).toBe(false);

@@ -110,7 +110,10 @@ describe("mock provider", () => {
       value: "Mock page: example.com",
       type: "string",
     });
-    expect((await provider.execute(handle, "file_read", { path: "f.txt" })).result).toMatchObject({ content: "data", size: 4 });
+    expect((await provider.execute(handle, "file_read", { path: "f.txt" })).result).toMatchObject({
+      content: "data",
+      size: 4,
+    });
   });
 
   it("reflects typing in the page's dom", async () => {
@@ -152,17 +155,36 @@ describe("mock provider", () => {
   it("file ops: all eleven, and escapes are 422", async () => {
     const { provider, handle } = await machine();
     const f = (op: string, p: unknown) => provider.files(handle, op, p);
-    expect((await f("write", { path: "d/a.txt", content: "one two one" })).result).toEqual({ path: "d/a.txt", size: 11, created: true });
-    expect((await f("append", { path: "d/a.txt", content: "!" })).result).toMatchObject({ size: 12, appended_bytes: 1 });
-    expect((await f("edit", { path: "d/a.txt", old_text: "one", new_text: "1" })).error?.code).toBe("EDIT_TEXT_AMBIGUOUS");
-    expect((await f("edit", { path: "d/a.txt", old_text: "one", new_text: "1", replace_all: true })).result).toMatchObject({ replacements: 2 });
+    expect((await f("write", { path: "d/a.txt", content: "one two one" })).result).toEqual({
+      path: "d/a.txt",
+      size: 11,
+      created: true,
+    });
+    expect((await f("append", { path: "d/a.txt", content: "!" })).result).toMatchObject({
+      size: 12,
+      appended_bytes: 1,
+    });
+    expect((await f("edit", { path: "d/a.txt", old_text: "one", new_text: "1" })).error?.code).toBe(
+      "EDIT_TEXT_AMBIGUOUS",
+    );
+    expect(
+      (await f("edit", { path: "d/a.txt", old_text: "one", new_text: "1", replace_all: true })).result,
+    ).toMatchObject({ replacements: 2 });
     expect((await f("read", { path: "d/a.txt" })).result.content).toBe("1 two 1!");
-    expect((await f("read", { path: "d/a.txt", encoding: "base64" })).result.content).toBe(Buffer.from("1 two 1!").toString("base64"));
+    expect((await f("read", { path: "d/a.txt", encoding: "base64" })).result.content).toBe(
+      Buffer.from("1 two 1!").toString("base64"),
+    );
     expect((await f("exists", { path: "d" })).result).toEqual({ path: "d", exists: true, type: "directory" });
-    expect((await f("list", { path: "d" })).result.entries).toMatchObject([{ path: "d/a.txt", name: "a.txt", type: "file", size: 8 }]);
+    expect((await f("list", { path: "d" })).result.entries).toMatchObject([
+      { path: "d/a.txt", name: "a.txt", type: "file", size: 8 },
+    ]);
     expect((await f("list-directory", { path: "d/a.txt" })).error?.code).toBe("NOT_A_DIRECTORY");
-    expect((await f("download", { url: "https://example.com/file.zip" })).result).toMatchObject({ path: "Downloads/file.zip" });
-    expect((await f("download", { url: "https://example.com/file.zip" })).result).toMatchObject({ path: "Downloads/file (1).zip" });
+    expect((await f("download", { url: "https://example.com/file.zip" })).result).toMatchObject({
+      path: "Downloads/file.zip",
+    });
+    expect((await f("download", { url: "https://example.com/file.zip" })).result).toMatchObject({
+      path: "Downloads/file (1).zip",
+    });
     expect(((await f("list-downloads", {})).result.entries as unknown[]).length).toBe(2);
     expect((await f("delete", { path: "d" })).error?.code).toBe("IS_A_DIRECTORY");
     expect((await f("delete-directory", { path: "d" })).error?.code).toBe("DIRECTORY_NOT_EMPTY");
