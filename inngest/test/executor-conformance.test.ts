@@ -266,6 +266,13 @@ const conditional = client.createFunction(
   },
 );
 
+const nulData = client.createFunction({ id: "nul-data", triggers: [{ event: "conf/nul" }] }, async ({ step }) => {
+  await step.run("nul", () => {
+    hit("nul:ran");
+    return "a\u0000b"; // PostgreSQL jsonb cannot store U+0000
+  });
+});
+
 const badWait = client.createFunction({ id: "bad-wait", triggers: [{ event: "conf/bad-wait" }] }, async ({ step }) => {
   await step.waitForEvent("w", { event: "conf/x", timeout: "1m", if: "size(async.data.items) > 1" });
 });
@@ -301,6 +308,7 @@ const functions = [
   wildcard,
   signal,
   badWait,
+  nulData,
 ];
 
 let tdb: TestDatabase;
@@ -310,7 +318,15 @@ let ex: Executor;
 beforeAll(async () => {
   tdb = await createTestDatabase();
   store = createPrismaStore(tdb.db);
-  ex = createExecutor({ client, functions, store, pollIntervalMs: 20, backoff: () => 50, leaseMs: 10_000 });
+  ex = createExecutor({
+    client,
+    functions,
+    store,
+    pollIntervalMs: 20,
+    backoff: () => 50,
+    leaseMs: 10_000,
+    logger: quiet,
+  });
   await ex.start();
 });
 
@@ -625,6 +641,14 @@ describe("cancellation and failure", () => {
     const run = await runOf("conf/bad-wait", {});
     expect(run.status).toBe("failed");
     expect(run.error?.message).toContain('function "size" is not supported');
+  });
+
+  test("a step result the database cannot store fails the run instead of re-running the step forever", async () => {
+    const run = await runOf("conf/nul", {});
+    expect(run.status).toBe("failed");
+    expect(run.error?.name).toBe("ExecutorDataError");
+    expect(run.error?.message).toContain("22P05");
+    expect(count("nul:ran")).toBe(1);
   });
 
   test("a function option the executor does not implement is refused at start", async () => {

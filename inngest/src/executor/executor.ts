@@ -35,6 +35,7 @@ import {
   type RunRecord,
   type SerializedError,
   type StepRecord,
+  StoreDataError,
   type StoreTx,
 } from "./store.ts";
 
@@ -856,6 +857,22 @@ export function createExecutor(options: ExecutorOptions): Executor {
     });
   }
 
+  /** The database cannot store what the SDK answered: retrying would re-run the step forever. */
+  async function failForData(item: QueueItem, e: StoreDataError): Promise<void> {
+    try {
+      await store.transaction(async (tx) => {
+        const run = await tx.lockRun(item.runId);
+        if (!run || !isActiveStatus(run.status)) return;
+        await failRun(tx, run, {
+          name: "ExecutorDataError",
+          message: `executor: could not record the run's progress: ${e.message}`,
+        });
+      });
+    } catch (again) {
+      log.error(`failing run ${item.runId} failed too: ${(again as Error).message}`);
+    }
+  }
+
   async function processItem(item: QueueItem, isAbandoned: () => boolean): Promise<void> {
     const heartbeat = setInterval(
       () => {
@@ -876,6 +893,8 @@ export function createExecutor(options: ExecutorOptions): Executor {
       else {
         lastError = (e as Error).message;
         log.error(`processing ${item.kind} item of run ${item.runId} failed: ${(e as Error).message}`);
+        // other errors (database down, timeouts) leave the lease to expire: the item is retried then
+        if (e instanceof StoreDataError && item.kind !== "cron") await failForData(item, e);
       }
     } finally {
       clearInterval(heartbeat);
@@ -913,9 +932,9 @@ export function createExecutor(options: ExecutorOptions): Executor {
   }
 
   async function loop(): Promise<void> {
+    let failures = 0;
     while (!stopping) {
       const free = concurrency - inFlight.size;
-      let claimedAll = false;
       if (free > 0) {
         try {
           const at = now();
@@ -927,22 +946,29 @@ export function createExecutor(options: ExecutorOptions): Executor {
             functionIds: [...served.keys()],
           });
           lastPollAt = at;
+          if (failures > 0) log.info("claiming work again after database errors", { failures });
+          failures = 0;
+          lastError = null;
           for (const item of items) spawn(item);
-          claimedAll = items.length === free;
+          if (items.length === free) continue; // more may be due; in-flight completions kick the loop
         } catch (e) {
+          failures++;
           lastError = (e as Error).message;
-          log.error(`claiming work failed: ${(e as Error).message}`);
+          // log the first failure and then every doubling, and back off up to 5 s
+          if ((failures & (failures - 1)) === 0)
+            log.error(`claiming work failed (${failures}x): ${(e as Error).message}`);
+          await idle(Math.min(pollIntervalMs * 2 ** failures, 5000));
+          continue;
         }
       }
       if (stopping) break;
-      if (claimedAll && inFlight.size < concurrency) continue;
       let wait = pollIntervalMs;
       if (inFlight.size < concurrency) {
         try {
           const next = await store.nextDueAt([...served.keys()]);
           if (next) wait = Math.max(5, Math.min(pollIntervalMs, next.getTime() - now().getTime()));
         } catch {
-          // the claim above reports database trouble
+          // the next claim reports database trouble
         }
       }
       await idle(wait);

@@ -22,6 +22,7 @@ import type {
   StoreTx,
   WaitRecord,
 } from "./store.ts";
+import { StoreDataError } from "./store.ts";
 
 type RunRow = Awaited<ReturnType<Db["executorRun"]["findUniqueOrThrow"]>>;
 type StepRow = Awaited<ReturnType<Db["executorStep"]["findUniqueOrThrow"]>>;
@@ -144,18 +145,28 @@ function rawToItem(r: Raw): QueueItem {
 /** A jsonb parameter: SQL NULL for null/undefined, else the JSON text (cast with ::jsonb). */
 const jsonText = (v: unknown): string | null => (v === undefined || v === null ? null : JSON.stringify(v));
 
-/** Deadlocks (40P01) and serialization failures (40001) are retried; Prisma reports them as P2034. */
-function isRetryableTxError(e: unknown): boolean {
+/** The SQLSTATE behind a Prisma / driver adapter error, wherever this Prisma version puts it. */
+export function sqlStateOf(e: unknown): string | null {
   const seen = new Set<unknown>();
   let cur: any = e;
   while (cur && typeof cur === "object" && !seen.has(cur)) {
     seen.add(cur);
-    const code = String(cur.code ?? cur.originalCode ?? "");
-    if (code === "P2034" || code === "40P01" || code === "40001") return true;
-    if (/deadlock detected|could not serialize access/i.test(String(cur.message ?? ""))) return true;
-    cur = cur.cause;
+    for (const c of [cur.meta?.driverAdapterError?.cause?.code, cur.originalCode, cur.cause?.originalCode, cur.code]) {
+      if (typeof c === "string" && /^[0-9A-Z]{5}$/.test(c) && !c.startsWith("P")) return c;
+    }
+    const m = /Code: `([0-9A-Z]{5})`/.exec(String(cur.message ?? ""));
+    if (m?.[1]) return m[1];
+    cur = cur.cause ?? cur.meta?.driverAdapterError;
   }
-  return false;
+  return null;
+}
+
+/** Deadlocks (40P01) and serialization failures (40001) are retried; Prisma may report them as P2034. */
+function isRetryableTxError(e: unknown): boolean {
+  const state = sqlStateOf(e);
+  if (state === "40P01" || state === "40001") return true;
+  const any = e as { code?: unknown; message?: unknown } | null;
+  return any?.code === "P2034" || /deadlock detected|could not serialize access/i.test(String(any?.message ?? ""));
 }
 
 class PrismaStoreTx implements StoreTx {
@@ -384,6 +395,12 @@ export function createPrismaStore(db: Db, opts: PrismaStoreOptions = {}): Execut
         try {
           return await db.$transaction((tx) => fn(new PrismaStoreTx(tx)), txOpts);
         } catch (e) {
+          const state = sqlStateOf(e);
+          if (state?.startsWith("22") || state?.startsWith("23")) {
+            throw new StoreDataError(`the database refused the data (SQLSTATE ${state}): ${(e as Error).message}`, {
+              cause: e,
+            });
+          }
           if (attempt >= 8 || !isRetryableTxError(e)) throw e;
           await new Promise((r) => setTimeout(r, 5 * attempt + Math.random() * 20));
         }

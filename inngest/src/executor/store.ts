@@ -2,6 +2,14 @@
 // transaction() after lockRun(runId), so concurrent workers (and processes) serialise per run.
 // The Postgres/PGlite implementation is prisma-store.ts.
 
+/**
+ * The database refused the data itself (SQLSTATE classes 22 and 23, e.g. a \u0000 in JSON): retrying
+ * cannot help, so the executor fails the run instead of retrying the item forever.
+ */
+export class StoreDataError extends Error {
+  override name = "StoreDataError";
+}
+
 export type RunStatus = "queued" | "running" | "completed" | "failed" | "cancelled";
 export const ACTIVE_RUN_STATUSES: readonly RunStatus[] = ["queued", "running"];
 export const isActiveStatus = (s: string): boolean => s === "queued" || s === "running";
