@@ -17,7 +17,9 @@ describe("wallet", () => {
     const r = await trpc(s.url, "console.wallet.topUp", { input: { credits: 250, note: "invoice 42" }, cookie });
     expect(r.status).toBe(200);
     expect(r.data).toEqual({ balance_credits: 250, credits: 250, note: `console top-up by ${email}: invoice 42` });
-    expect((await trpc(s.url, "console.wallet.balance", { query: true, cookie })).data).toEqual({ balance_credits: 250 });
+    expect((await trpc(s.url, "console.wallet.balance", { query: true, cookie })).data).toEqual({
+      balance_credits: 250,
+    });
     const ledger = await trpc(s.url, "console.wallet.ledger", { query: true, cookie, input: {} });
     expect(ledger.status).toBe(200);
     expect(ledger.data.entries).toHaveLength(1);
@@ -50,9 +52,17 @@ describe("wallet", () => {
     const p1 = await trpc(s.url, "console.wallet.ledger", { query: true, cookie, input: { kind: "topup", limit: 2 } });
     expect(p1.data.entries.map((e: { amount: number }) => e.amount)).toEqual([5, 4]);
     expect(p1.data.has_more).toBe(true);
-    const p2 = await trpc(s.url, "console.wallet.ledger", { query: true, cookie, input: { kind: "topup", limit: 2, cursor: p1.data.next_cursor } });
+    const p2 = await trpc(s.url, "console.wallet.ledger", {
+      query: true,
+      cookie,
+      input: { kind: "topup", limit: 2, cursor: p1.data.next_cursor },
+    });
     expect(p2.data.entries.map((e: { amount: number }) => e.amount)).toEqual([3, 2]);
-    const p3 = await trpc(s.url, "console.wallet.ledger", { query: true, cookie, input: { kind: "topup", limit: 2, cursor: p2.data.next_cursor } });
+    const p3 = await trpc(s.url, "console.wallet.ledger", {
+      query: true,
+      cookie,
+      input: { kind: "topup", limit: 2, cursor: p2.data.next_cursor },
+    });
     expect(p3.data.entries.map((e: { amount: number }) => e.amount)).toEqual([1]);
     expect(p3.data).toMatchObject({ has_more: false, next_cursor: null });
     const reserves = await trpc(s.url, "console.wallet.ledger", { query: true, cookie, input: { kind: "reserve" } });
@@ -76,18 +86,31 @@ describe("wallet", () => {
     const a = await signUp(s.url);
     const b = await signUp(s.url);
     await trpc(s.url, "console.wallet.topUp", { input: { credits: 77 }, cookie: a.cookie });
-    expect((await trpc(s.url, "console.wallet.balance", { query: true, cookie: b.cookie })).data.balance_credits).toBe(0);
-    expect((await trpc(s.url, "console.wallet.ledger", { query: true, cookie: b.cookie, input: {} })).data.entries).toEqual([]);
+    expect((await trpc(s.url, "console.wallet.balance", { query: true, cookie: b.cookie })).data.balance_credits).toBe(
+      0,
+    );
+    expect(
+      (await trpc(s.url, "console.wallet.ledger", { query: true, cookie: b.cookie, input: {} })).data.entries,
+    ).toEqual([]);
   });
 });
 
 describe("API keys", () => {
   it("creates a live key with the chosen scopes: the raw key once, then only its prefix; it works against /v1", async () => {
     const { cookie } = await signUp(s.url);
-    const r = await trpc(s.url, "console.keys.create", { input: { mode: "live", name: "ci", scopes: ["usage", "keys"] }, cookie });
+    const r = await trpc(s.url, "console.keys.create", {
+      input: { mode: "live", name: "ci", scopes: ["usage", "keys"] },
+      cookie,
+    });
     expect(r.status).toBe(200);
     expect(r.data.key).toMatch(/^sk-svc-live-[0-9a-f]{48}$/);
-    expect(r.data).toMatchObject({ name: "ci", mode: "live", key_kind: "live", tier: "free", prefix: r.data.key.slice(0, 16) });
+    expect(r.data).toMatchObject({
+      name: "ci",
+      mode: "live",
+      key_kind: "live",
+      tier: "free",
+      prefix: r.data.key.slice(0, 16),
+    });
     expect([...r.data.scopes].sort()).toEqual(["keys", "usage"]);
     const list = await trpc(s.url, "console.keys.list", { query: true, cookie });
     expect(list.data.keys).toHaveLength(1);
@@ -136,8 +159,10 @@ describe("API keys", () => {
 
   it("lists keys of both modes and revokes either; a revoked key is 401 at once", async () => {
     const { cookie } = await signUp(s.url);
-    const live = (await trpc(s.url, "console.keys.create", { input: { mode: "live", scopes: ["usage"] }, cookie })).data;
-    const test = (await trpc(s.url, "console.keys.create", { input: { mode: "test", scopes: ["usage"] }, cookie })).data;
+    const live = (await trpc(s.url, "console.keys.create", { input: { mode: "live", scopes: ["usage"] }, cookie }))
+      .data;
+    const test = (await trpc(s.url, "console.keys.create", { input: { mode: "test", scopes: ["usage"] }, cookie }))
+      .data;
     const list = await trpc(s.url, "console.keys.list", { query: true, cookie });
     expect(list.data.keys.map((k: { id: string }) => k.id)).toEqual([test.id, live.id]);
     expect((await call(s.url, "GET", "/v1/usage", { key: test.key })).status).toBe(200);
@@ -155,7 +180,9 @@ describe("API keys", () => {
   it("another account's key is 404 NOT_FOUND and stays valid", async () => {
     const a = await signUp(s.url);
     const b = await signUp(s.url);
-    const k = (await trpc(s.url, "console.keys.create", { input: { mode: "live", scopes: ["usage"] }, cookie: a.cookie })).data;
+    const k = (
+      await trpc(s.url, "console.keys.create", { input: { mode: "live", scopes: ["usage"] }, cookie: a.cookie })
+    ).data;
     const r = await trpc(s.url, "console.keys.revoke", { input: { key_id: k.id }, cookie: b.cookie });
     expect(r.status).toBe(404);
     expect(r.error.code).toBe("NOT_FOUND");
@@ -167,7 +194,12 @@ describe("API keys", () => {
     const me = await trpc(s.url, "console.auth.me", { query: true, cookie });
     const { insertKey } = await import("@cua/core/keys/create-key");
     for (let i = 0; i < 200; i++) {
-      await insertKey(s.app.deps.db, { accountId: me.data.account_id, mode: i % 2 ? "live" : "test", name: `k${i}`, scopes: ["usage"] });
+      await insertKey(s.app.deps.db, {
+        accountId: me.data.account_id,
+        mode: i % 2 ? "live" : "test",
+        name: `k${i}`,
+        scopes: ["usage"],
+      });
     }
     const r = await trpc(s.url, "console.keys.create", { input: { mode: "live", scopes: ["usage"] }, cookie });
     expect(r.status).toBe(429);
@@ -178,7 +210,9 @@ describe("API keys", () => {
 describe("usage", () => {
   it("summarizes a month by endpoint for the chosen mode", async () => {
     const { cookie } = await signUp(s.url);
-    const live = (await trpc(s.url, "console.keys.create", { input: { mode: "live", scopes: ["usage", "keys"] }, cookie })).data;
+    const live = (
+      await trpc(s.url, "console.keys.create", { input: { mode: "live", scopes: ["usage", "keys"] }, cookie })
+    ).data;
     await call(s.url, "GET", "/v1/usage", { key: live.key });
     await call(s.url, "GET", "/v1/usage", { key: live.key });
     await call(s.url, "GET", "/v1/keys", { key: live.key });
@@ -192,7 +226,11 @@ describe("usage", () => {
     ]);
     const test = await trpc(s.url, "console.usage.summary", { query: true, cookie, input: { mode: "test" } });
     expect(test.data.by_endpoint).toEqual([]);
-    const bad = await trpc(s.url, "console.usage.summary", { query: true, cookie, input: { mode: "live", period: "2026-13" } });
+    const bad = await trpc(s.url, "console.usage.summary", {
+      query: true,
+      cookie,
+      input: { mode: "live", period: "2026-13" },
+    });
     expect(bad.status).toBe(400);
     expect(bad.error.code).toBe("INVALID_PERIOD");
   });
@@ -205,7 +243,10 @@ describe("provider keys (BYOK)", () => {
   it("stores, replaces and deletes a provider key; only fingerprints are ever returned", async () => {
     const { cookie } = await signUp(s.url);
     expect((await trpc(s.url, "console.providerKeys.list", { query: true, cookie })).data.keys).toEqual([]);
-    const put = await trpc(s.url, "console.providerKeys.put", { input: { provider: "anthropic", api_key: anthropic1 }, cookie });
+    const put = await trpc(s.url, "console.providerKeys.put", {
+      input: { provider: "anthropic", api_key: anthropic1 },
+      cookie,
+    });
     expect(put.status).toBe(200);
     expect(put.data).toMatchObject({ provider: "anthropic", stored: true });
     expect(put.data.key_fingerprint).toMatch(/^[0-9a-f]{16}$/);
@@ -215,13 +256,17 @@ describe("provider keys (BYOK)", () => {
       expect.objectContaining({ provider: "anthropic", key_fingerprint: put.data.key_fingerprint }),
     ]);
     expect(JSON.stringify(list.body)).not.toContain("sk-ant-");
-    const replaced = await trpc(s.url, "console.providerKeys.put", { input: { provider: "anthropic", api_key: anthropic2 }, cookie });
+    const replaced = await trpc(s.url, "console.providerKeys.put", {
+      input: { provider: "anthropic", api_key: anthropic2 },
+      cookie,
+    });
     expect(replaced.data.key_fingerprint).not.toBe(put.data.key_fingerprint);
     const list2 = await trpc(s.url, "console.providerKeys.list", { query: true, cookie });
     expect(list2.data.keys).toHaveLength(1);
     expect(list2.data.keys[0].key_fingerprint).toBe(replaced.data.key_fingerprint);
     // the API sees the same stored key
-    const live = (await trpc(s.url, "console.keys.create", { input: { mode: "live", scopes: ["llm_keys"] }, cookie })).data;
+    const live = (await trpc(s.url, "console.keys.create", { input: { mode: "live", scopes: ["llm_keys"] }, cookie }))
+      .data;
     const v1 = await call(s.url, "GET", "/v1/llm/keys", { key: live.key });
     expect(v1.body.keys[0].key_fingerprint).toBe(replaced.data.key_fingerprint);
     const del = await trpc(s.url, "console.providerKeys.delete", { input: { provider: "anthropic" }, cookie });

@@ -25,7 +25,10 @@ describe("sign-up", () => {
     const me = await trpc(s.url, "console.auth.me", { query: true, cookie });
     expect(me.status).toBe(200);
     expect(me.data).toMatchObject({ email: email.toLowerCase(), tier: "free" });
-    const acct = await s.app.deps.db.account.findUniqueOrThrow({ where: { id: me.data.account_id }, include: { apiKeys: true } });
+    const acct = await s.app.deps.db.account.findUniqueOrThrow({
+      where: { id: me.data.account_id },
+      include: { apiKeys: true },
+    });
     expect(acct.balanceCredits).toBe(0);
     expect(acct.tier).toBe("free");
     expect(acct.apiKeys).toHaveLength(0);
@@ -36,7 +39,9 @@ describe("sign-up", () => {
 
   it("a taken email is 409 EMAIL_TAKEN (case-insensitive)", async () => {
     const { email } = await signUp(s.url);
-    const r = await trpc(s.url, "console.auth.signUp", { input: { email: email.toUpperCase(), password: "another password" } });
+    const r = await trpc(s.url, "console.auth.signUp", {
+      input: { email: email.toUpperCase(), password: "another password" },
+    });
     expect(r.status).toBe(409);
     expect(r.error.code).toBe("EMAIL_TAKEN");
     expect(r.setCookie).toBeNull();
@@ -130,7 +135,12 @@ describe("sessions and cookies", () => {
     ["a malformed token", "svc_session=../../etc"],
     ["an unknown token", `svc_session=${"a".repeat(32)}`],
   ])("%s is 401 UNAUTHENTICATED on every console procedure", async (_label, cookie) => {
-    for (const path of ["console.auth.me", "console.wallet.balance", "console.keys.list", "console.providerKeys.list"]) {
+    for (const path of [
+      "console.auth.me",
+      "console.wallet.balance",
+      "console.keys.list",
+      "console.providerKeys.list",
+    ]) {
       const r = await trpc(s.url, path, { query: true, cookie });
       expect(r.status, path).toBe(401);
       expect(r.error.code).toBe("UNAUTHENTICATED");
@@ -165,7 +175,9 @@ describe("sign-in and sign-out", () => {
 
   it("the first-run style account (created with a console login) can sign in", async () => {
     const acct = await s.account();
-    const r = await trpc(s.url, "console.auth.signIn", { input: { email: acct.console_email, password: acct.console_password } });
+    const r = await trpc(s.url, "console.auth.signIn", {
+      input: { email: acct.console_email, password: acct.console_password },
+    });
     expect(r.status).toBe(200);
     const me = await trpc(s.url, "console.auth.me", { query: true, cookie: sessionCookie(r.setCookie) });
     expect(me.data.account_id).toBe(acct.account_id);
@@ -174,7 +186,9 @@ describe("sign-in and sign-out", () => {
   it("a wrong password and an unknown email give the same 401 INVALID_CREDENTIALS", async () => {
     const { email } = await signUp(s.url);
     const wrong = await trpc(s.url, "console.auth.signIn", { input: { email, password: "not the password" } });
-    const unknown = await trpc(s.url, "console.auth.signIn", { input: { email: uniqueEmail("nobody"), password: "not the password" } });
+    const unknown = await trpc(s.url, "console.auth.signIn", {
+      input: { email: uniqueEmail("nobody"), password: "not the password" },
+    });
     for (const r of [wrong, unknown]) {
       expect(r.status).toBe(401);
       expect(r.error.code).toBe("INVALID_CREDENTIALS");
@@ -223,7 +237,8 @@ describe("sign-in and sign-out", () => {
 
   it("the per-email counter is in the database: it holds across API processes", async () => {
     const { email, password } = await signUp(s.url);
-    for (let i = 0; i < 10; i++) await trpc(s.url, "console.auth.signIn", { input: { email, password: "wrong password!" } });
+    for (let i = 0; i < 10; i++)
+      await trpc(s.url, "console.auth.signIn", { input: { email, password: "wrong password!" } });
     const t = await startTestServer({}, s.db);
     try {
       const r = await trpc(t.url, "console.auth.signIn", { input: { email, password } });

@@ -1,4 +1,5 @@
-// Drives the console's tRPC procedures the way the browser does: plain fetch, JSON, cookies, Origin.
+// Drives the console's tRPC procedures the way the browser's client (httpBatchLink) does: plain fetch,
+// `?batch=1` with inputs keyed by position, cookies, Origin.
 export interface TrpcRes {
   status: number;
   headers: Headers;
@@ -13,19 +14,26 @@ export interface TrpcRes {
 export async function trpc(
   base: string,
   path: string,
-  opts: { input?: unknown; cookie?: string; origin?: string | null; query?: boolean; headers?: Record<string, string> } = {},
+  opts: {
+    input?: unknown;
+    cookie?: string;
+    origin?: string | null;
+    query?: boolean;
+    headers?: Record<string, string>;
+  } = {},
 ): Promise<TrpcRes> {
   const headers: Record<string, string> = { ...(opts.headers ?? {}) };
   if (opts.cookie) headers.cookie = opts.cookie;
-  let url = `${base}/trpc/${path}`;
+  let url = `${base}/trpc/${path}?batch=1`;
+  const inputs = JSON.stringify({ 0: opts.input });
   let init: RequestInit;
   if (opts.query) {
-    if (opts.input !== undefined) url += `?input=${encodeURIComponent(JSON.stringify(opts.input))}`;
+    url += `&input=${encodeURIComponent(inputs)}`;
     init = { method: "GET", headers };
   } else {
     if (opts.origin !== null) headers.origin = opts.origin ?? base;
     headers["content-type"] = "application/json";
-    init = { method: "POST", headers, body: opts.input === undefined ? undefined : JSON.stringify(opts.input) };
+    init = { method: "POST", headers, body: inputs };
   }
   const r = await fetch(url, init);
   const text = await r.text();
@@ -33,12 +41,13 @@ export async function trpc(
   try {
     body = JSON.parse(text);
   } catch {}
+  const one = Array.isArray(body) ? body[0] : body;
   return {
     status: r.status,
     headers: r.headers,
-    body,
-    data: body?.result?.data,
-    error: body?.error?.data?.svc,
+    body: one,
+    data: one?.result?.data,
+    error: one?.error?.data?.svc,
     setCookie: r.headers.get("set-cookie"),
   };
 }

@@ -6,7 +6,7 @@
 // - `consoleProcedure` also requires a session cookie (`svc_session`): HttpOnly, SameSite=Lax, Path=/,
 //   Secure when the request came over https (PUBLIC_BASE_URL https, X-Forwarded-Proto https or TLS).
 //   A session within 15 days of its expiry is extended and the cookie set again (sliding expiry).
-import { validateSessionToken, type IssuedSession, type Operator } from "@cua/core/console/session";
+import { type IssuedSession, type Operator, validateSessionToken } from "@cua/core/console/session";
 import { CoreError } from "@cua/core/errors";
 import { type Ctx, header } from "./context.ts";
 import { t } from "./init.ts";
@@ -60,7 +60,10 @@ export function clientIp(ctx: Ctx): string {
   const loopback = peer === "::1" || peer.startsWith("127.") || peer.startsWith("::ffff:127.");
   const xff = header(ctx.req, "x-forwarded-for");
   if (loopback && xff) {
-    const hops = xff.split(",").map((h) => h.trim()).filter(Boolean);
+    const hops = xff
+      .split(",")
+      .map((h) => h.trim())
+      .filter(Boolean);
     const last = hops[hops.length - 1];
     if (last && last.length <= 64) return last;
   }
@@ -80,14 +83,16 @@ function allowedHosts(ctx: Ctx): Set<string> {
 export function checkOrigin(ctx: Ctx): void {
   if (ctx.req.method === "GET" || ctx.req.method === "HEAD") return;
   const origin = header(ctx.req, "origin");
-  if (!origin) throw new CoreError("FORBIDDEN_ORIGIN", "Console requests that change state must carry an Origin header.");
+  if (!origin)
+    throw new CoreError("FORBIDDEN_ORIGIN", "Console requests that change state must carry an Origin header.");
   let host: string;
   try {
     host = new URL(origin).host.toLowerCase();
   } catch {
     throw new CoreError("FORBIDDEN_ORIGIN", "The Origin header is not a URL.");
   }
-  if (!allowedHosts(ctx).has(host)) throw new CoreError("FORBIDDEN_ORIGIN", `The origin ${origin} may not call the console.`);
+  if (!allowedHosts(ctx).has(host))
+    throw new CoreError("FORBIDDEN_ORIGIN", `The origin ${origin} may not call the console.`);
 }
 
 const noStore = t.middleware(({ ctx, next }) => {

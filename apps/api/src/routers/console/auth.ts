@@ -1,7 +1,8 @@
 // Sign-up, sign-in, sign-out and the current operator. Each procedure is one core call plus the cookie.
+
+import { invalidateSession, sessionIdOf } from "@cua/core/console/session";
 import { signIn } from "@cua/core/console/sign-in";
 import { signUp } from "@cua/core/console/sign-up";
-import { invalidateSession, sessionIdOf } from "@cua/core/console/session";
 import { z } from "zod";
 import {
   clearSessionCookie,
@@ -35,7 +36,11 @@ export const consoleAuthRouter = router({
     .mutation(async ({ ctx, input }) => {
       const s = await signIn(ctx.deps, input, { ip: clientIp(ctx) });
       setSessionCookie(ctx, s);
-      return { signed_in: true as const, email: input.email.trim().toLowerCase(), session_expires_at: s.expiresAt.toISOString() };
+      return {
+        signed_in: true as const,
+        email: input.email.trim().toLowerCase(),
+        session_expires_at: s.expiresAt.toISOString(),
+      };
     }),
   signOut: consolePublicProcedure
     .input(z.void())

@@ -23,7 +23,9 @@ export const consoleProviderKeysRouter = router({
         stored: z.literal(true).describe("always true"),
       }),
     )
-    .mutation(({ ctx, input }) => putLlmKey(ctx.deps, operatorPrincipal(ctx.operator, "live"), input.provider, input.api_key)),
+    .mutation(({ ctx, input }) =>
+      putLlmKey(ctx.deps, operatorPrincipal(ctx.operator, "live"), input.provider, input.api_key),
+    ),
   delete: consoleProcedure
     .input(z.strictObject({ provider: Provider }))
     .output(z.object({ deleted: z.literal(true).describe("always true") }))
