@@ -130,7 +130,13 @@ export async function parseCallResponse(
     };
   }
   const noRetry = res.headers.get("x-inngest-no-retry") === "true";
-  const error = toSerializedError(body, `SDK answered HTTP ${res.status}`);
+  const error =
+    res.status === 401
+      ? {
+          name: "SignatureError",
+          message: `executor: the SDK refused the request signature (HTTP 401): ${text.slice(0, 200)}`,
+        }
+      : toSerializedError(body, `SDK answered HTTP ${res.status}`);
   // 401 means our signature was refused: retrying cannot help, so it fails loudly.
   const retriable = !noRetry && res.status !== 401 && res.status !== 400;
   return {
