@@ -9,9 +9,25 @@ import { load, percentile, row, spawnAndWait } from "./lib.ts";
 export async function benchApi() {
   await prepareTemplate();
   const db = await createTestDatabase();
-  const deps = { db: db.db, clock: { now: () => new Date() }, kek: Buffer.alloc(32, 1), logger: { debug() {}, info() {}, warn() {}, error() {} } };
+  const deps = {
+    db: db.db,
+    clock: { now: () => new Date() },
+    kek: Buffer.alloc(32, 1),
+    logger: { debug() {}, info() {}, warn() {}, error() {} },
+  };
   const acct = await createAccount(deps, { name: "bench", tier: "enterprise", credits: 0 });
-  const api = await spawnAndWait("apps/api/src/main.ts", { DATABASE_URL: db.url, PORT: "0", LOG_LEVEL: "error", SECRETS_KEY: "01".repeat(32), RATE_LIMIT_SCALE: "1000", DATA_DIR: "/tmp/cua-bench" }, /API listening on (http:\/\/\S+)/);
+  const api = await spawnAndWait(
+    "apps/api/src/main.ts",
+    {
+      DATABASE_URL: db.url,
+      PORT: "0",
+      LOG_LEVEL: "error",
+      SECRETS_KEY: "01".repeat(32),
+      RATE_LIMIT_SCALE: "1000",
+      DATA_DIR: "/tmp/cua-bench",
+    },
+    /API listening on (http:\/\/\S+)/,
+  );
   const bare = await spawnAndWait("bench/bare-server.ts", {}, /BARE_LISTENING (\d+)/);
   const apiUrl = api.match[1]!;
   const bareUrl = `http://127.0.0.1:${bare.match[1]}`;
@@ -24,7 +40,12 @@ export async function benchApi() {
     console.log(row("GET /v1/models", models, bareGet));
     const usage = await load({ url: `${apiUrl}/v1/usage`, headers: auth });
     console.log(row("GET /v1/usage", usage, bareGet));
-    const barePost = await load({ url: `${bareUrl}/bare`, method: "POST", headers: { "content-type": "application/json" }, body: '{"name":"bench"}' });
+    const barePost = await load({
+      url: `${bareUrl}/bare`,
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: '{"name":"bench"}',
+    });
     console.log(row("bare Fastify POST (parse JSON)", barePost));
     // the replay path: one Idempotency-Key, every request after the first is a stored replay
     const replay = await load({
@@ -48,7 +69,9 @@ export async function benchApi() {
       lat.push(performance.now() - t);
     }
     lat.sort((a, b) => a - b);
-    console.log(`${"POST /v1/keys + Idempotency-Key (fresh, serial)".padEnd(46)} ${(1000 / (lat.reduce((a, b) => a + b, 0) / lat.length)).toFixed(0).padStart(7)} req/s  p50 ${percentile(lat, 50).toFixed(1).padStart(6)} ms  p99 ${percentile(lat, 99).toFixed(1).padStart(6)} ms  (1 connection)`);
+    console.log(
+      `${"POST /v1/keys + Idempotency-Key (fresh, serial)".padEnd(46)} ${(1000 / (lat.reduce((a, b) => a + b, 0) / lat.length)).toFixed(0).padStart(7)} req/s  p50 ${percentile(lat, 50).toFixed(1).padStart(6)} ms  p99 ${percentile(lat, 99).toFixed(1).padStart(6)} ms  (1 connection)`,
+    );
   } finally {
     api.child.kill("SIGTERM");
     bare.child.kill("SIGTERM");

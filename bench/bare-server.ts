@@ -1,6 +1,7 @@
 // A bare Fastify handler for comparison: same JSON parsing, a static body, no auth, no database.
-import Fastify from "fastify";
+
 import { modelsCatalog } from "@cua/core/pricing/pricing";
+import Fastify from "fastify";
 
 const app = Fastify({ logger: false, bodyLimit: 15 * 1024 * 1024 });
 const body = modelsCatalog();

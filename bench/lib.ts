@@ -4,9 +4,17 @@ import autocannon from "autocannon";
 
 export const ROOT = path.resolve(import.meta.dirname, "..");
 
-export function spawnAndWait(file: string, env: Record<string, string>, pattern: RegExp): Promise<{ child: ChildProcess; match: RegExpExecArray }> {
+export function spawnAndWait(
+  file: string,
+  env: Record<string, string>,
+  pattern: RegExp,
+): Promise<{ child: ChildProcess; match: RegExpExecArray }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(path.join(ROOT, "node_modules/.bin/tsx"), [file], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(path.join(ROOT, "node_modules/.bin/tsx"), [file], {
+      cwd: ROOT,
+      env: { ...process.env, ...env },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     let out = "";
     const on = (d: Buffer) => {
       out += d;

@@ -20,17 +20,47 @@ function screenshotOf(bytes: number): string {
 export async function benchPredict() {
   await prepareTemplate();
   const db = await createTestDatabase();
-  const deps = { db: db.db, clock: { now: () => new Date() }, kek: Buffer.alloc(32, 1), logger: { debug() {}, info() {}, warn() {}, error() {} } };
+  const deps = {
+    db: db.db,
+    clock: { now: () => new Date() },
+    kek: Buffer.alloc(32, 1),
+    logger: { debug() {}, info() {}, warn() {}, error() {} },
+  };
   const acct = await createAccount(deps, { name: "bench", tier: "enterprise", credits: 0 });
-  const api = await spawnAndWait("apps/api/src/main.ts", { DATABASE_URL: db.url, PORT: "0", LOG_LEVEL: "error", SECRETS_KEY: "01".repeat(32), RATE_LIMIT_SCALE: "1000", DATA_DIR: "/tmp/cua-bench" }, /API listening on (http:\/\/\S+)/);
+  const api = await spawnAndWait(
+    "apps/api/src/main.ts",
+    {
+      DATABASE_URL: db.url,
+      PORT: "0",
+      LOG_LEVEL: "error",
+      SECRETS_KEY: "01".repeat(32),
+      RATE_LIMIT_SCALE: "1000",
+      DATA_DIR: "/tmp/cua-bench",
+    },
+    /API listening on (http:\/\/\S+)/,
+  );
   const bare = await spawnAndWait("bench/bare-server.ts", {}, /BARE_LISTENING (\d+)/);
   const shot = screenshotOf(300 * 1024);
   const body = JSON.stringify({ screenshot: shot, instruction: "click 10,20 then type 'hello'" });
   try {
-    console.log(`\n== predict on the sandbox engine, ${(body.length / 1024).toFixed(0)} KB body (${(Buffer.from(shot, "base64").length / 1024).toFixed(0)} KB PNG), 10 connections, 8 s ==`);
-    const b = await load({ url: `${bareUrl(bare.match[1]!)}/bare`, method: "POST", headers: { "content-type": "application/json" }, body, connections: 10 });
+    console.log(
+      `\n== predict on the sandbox engine, ${(body.length / 1024).toFixed(0)} KB body (${(Buffer.from(shot, "base64").length / 1024).toFixed(0)} KB PNG), 10 connections, 8 s ==`,
+    );
+    const b = await load({
+      url: `${bareUrl(bare.match[1]!)}/bare`,
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body,
+      connections: 10,
+    });
     console.log(row("bare Fastify POST (parse the same body)", b));
-    const p = await load({ url: `${api.match[1]}/v1/predict`, method: "POST", headers: { "content-type": "application/json", "x-api-key": acct.test_key }, body, connections: 10 });
+    const p = await load({
+      url: `${api.match[1]}/v1/predict`,
+      method: "POST",
+      headers: { "content-type": "application/json", "x-api-key": acct.test_key },
+      body,
+      connections: 10,
+    });
     console.log(row("POST /v1/predict (test key, sandbox)", p, b));
   } finally {
     api.child.kill("SIGTERM");

@@ -35,4 +35,8 @@ if (process.env.SKIP_WEB !== "1") {
   });
   console.log(`Console on http://${env.HOST ?? "127.0.0.1"}:${webPort}`);
 }
-for (const sig of ["SIGINT", "SIGTERM"]) process.on(sig, () => children.forEach((c) => c.kill(sig)));
+for (const sig of ["SIGINT", "SIGTERM"]) {
+  process.on(sig, () => {
+    for (const c of children) c.kill(sig);
+  });
+}

@@ -75,8 +75,20 @@ async function main() {
   const env = loadEnv();
   let result: unknown;
   const file = adminFile(env.DATA_DIR);
-  const running = !env.DATABASE_URL && fs.existsSync(file) ? (JSON.parse(fs.readFileSync(file, "utf8")) as { pid: number; port: number; token: string }) : null;
-  const alive = running && (() => { try { process.kill(running.pid, 0); return true; } catch { return false; } })();
+  const running =
+    !env.DATABASE_URL && fs.existsSync(file)
+      ? (JSON.parse(fs.readFileSync(file, "utf8")) as { pid: number; port: number; token: string })
+      : null;
+  const alive =
+    running &&
+    (() => {
+      try {
+        process.kill(running.pid, 0);
+        return true;
+      } catch {
+        return false;
+      }
+    })();
   if (running && alive) {
     const r = await fetch(`http://127.0.0.1:${running.port}/internal/admin/${op.name}`, {
       method: "POST",
@@ -89,7 +101,12 @@ async function main() {
   } else {
     const h = await openDb({ databaseUrl: env.DATABASE_URL, dataDir: env.DATA_DIR });
     try {
-      const deps: CoreDeps = { db: h.db, clock: { now: () => new Date() }, kek: loadKek(env), logger: { debug() {}, info() {}, warn() {}, error() {} } };
+      const deps: CoreDeps = {
+        db: h.db,
+        clock: { now: () => new Date() },
+        kek: loadKek(env),
+        logger: { debug() {}, info() {}, warn() {}, error() {} },
+      };
       result = await op.run(deps);
     } finally {
       await h.close();
@@ -98,7 +115,10 @@ async function main() {
   if (flags.json) {
     process.stdout.write(`${JSON.stringify(result)}\n`);
   } else if (Array.isArray(result)) {
-    for (const a of result as any[]) console.log(`${a.account_id}  ${a.tier.padEnd(12)} ${String(a.balance_credits).padStart(8)} credits  ${a.name}  ${a.console_emails.join(",")}`);
+    for (const a of result as any[])
+      console.log(
+        `${a.account_id}  ${a.tier.padEnd(12)} ${String(a.balance_credits).padStart(8)} credits  ${a.name}  ${a.console_emails.join(",")}`,
+      );
     if (result.length === 0) console.log("no accounts");
   } else {
     for (const [k, v] of Object.entries(result as object)) console.log(`${k.padEnd(18)} ${v}`);

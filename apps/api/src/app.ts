@@ -97,7 +97,8 @@ function consoleLogger(env: Env) {
   const levels = ["trace", "debug", "info", "warn", "error", "fatal"];
   const min = env.LOG_LEVEL === "silent" ? 99 : levels.indexOf(env.LOG_LEVEL);
   const log = (lvl: string) => (msg: string, fields?: Record<string, unknown>) => {
-    if (levels.indexOf(lvl) >= min) process.stderr.write(`${JSON.stringify({ level: lvl, time: Date.now(), msg, ...fields })}\n`);
+    if (levels.indexOf(lvl) >= min)
+      process.stderr.write(`${JSON.stringify({ level: lvl, time: Date.now(), msg, ...fields })}\n`);
   };
   return { debug: log("debug"), info: log("info"), warn: log("warn"), error: log("error") };
 }

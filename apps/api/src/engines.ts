@@ -1,11 +1,12 @@
 // Assembles the engine port from the configuration (DECISIONS.md "Engines"): the sandbox for test keys,
 // the managed engine (a configured upstream, else the built-in local engine), and BYOK provider engines.
-import type { Engine } from "@cua/core/engines/types";
-import { createAnthropicEngine } from "@cua/core/engines/providers/anthropic-engine";
-import { createOpenAIEngine } from "@cua/core/engines/providers/openai-engine";
-import { createOpenAICompatibleEngine } from "@cua/core/engines/providers/openai-compatible-engine";
-import { createSandboxEngine } from "@cua/core/engines/sandbox";
+
 import { createLocalEngine } from "@cua/core/engines/local/local-engine";
+import { createAnthropicEngine } from "@cua/core/engines/providers/anthropic-engine";
+import { createOpenAICompatibleEngine } from "@cua/core/engines/providers/openai-compatible-engine";
+import { createOpenAIEngine } from "@cua/core/engines/providers/openai-engine";
+import { createSandboxEngine } from "@cua/core/engines/sandbox";
+import type { Engine } from "@cua/core/engines/types";
 import type { EnginePort } from "@cua/core/predict/engine-port";
 import { MANAGED_MODEL_ID } from "@cua/core/pricing/pricing";
 import type { Env } from "./env.ts";
@@ -15,18 +16,33 @@ export function createEnginePort(env: Env): EnginePort {
   let local: Engine | undefined;
   const getLocal = () => (local ??= createLocalEngine());
   const common = { timeoutMs: env.PROVIDER_TIMEOUT_MS, maxRetries: env.PROVIDER_MAX_RETRIES };
-  let managed: Engine | undefined;
   const kind = env.MANAGED_ENGINE ?? "local";
-  const getManaged = (): Engine => {
-    if (managed) return managed;
-    if (kind === "local") return (managed = getLocal());
+  const buildManaged = (): Engine => {
+    if (kind === "local") return getLocal();
     if (kind === "openai-compatible") {
-      if (!env.MANAGED_ENGINE_BASE_URL || !env.MANAGED_ENGINE_MODEL) throw new Error("MANAGED_ENGINE=openai-compatible needs MANAGED_ENGINE_BASE_URL and MANAGED_ENGINE_MODEL");
-      return (managed = createOpenAICompatibleEngine({ baseURL: env.MANAGED_ENGINE_BASE_URL, model: env.MANAGED_ENGINE_MODEL, apiKey: env.MANAGED_ENGINE_API_KEY, ...common }));
+      if (!env.MANAGED_ENGINE_BASE_URL || !env.MANAGED_ENGINE_MODEL)
+        throw new Error("MANAGED_ENGINE=openai-compatible needs MANAGED_ENGINE_BASE_URL and MANAGED_ENGINE_MODEL");
+      return createOpenAICompatibleEngine({
+        baseURL: env.MANAGED_ENGINE_BASE_URL,
+        model: env.MANAGED_ENGINE_MODEL,
+        apiKey: env.MANAGED_ENGINE_API_KEY,
+        ...common,
+      });
     }
     if (!env.MANAGED_ENGINE_API_KEY) throw new Error(`MANAGED_ENGINE=${kind} needs MANAGED_ENGINE_API_KEY`);
-    const o = { apiKey: env.MANAGED_ENGINE_API_KEY, model: env.MANAGED_ENGINE_MODEL, baseURL: env.MANAGED_ENGINE_BASE_URL, keySource: "managed" as const, ...common };
-    return (managed = kind === "anthropic" ? createAnthropicEngine(o) : createOpenAIEngine(o));
+    const o = {
+      apiKey: env.MANAGED_ENGINE_API_KEY,
+      model: env.MANAGED_ENGINE_MODEL,
+      baseURL: env.MANAGED_ENGINE_BASE_URL,
+      keySource: "managed" as const,
+      ...common,
+    };
+    return kind === "anthropic" ? createAnthropicEngine(o) : createOpenAIEngine(o);
+  };
+  let managed: Engine | undefined;
+  const getManaged = (): Engine => {
+    managed ??= buildManaged();
+    return managed;
   };
   return {
     sandbox: () => sandbox,

@@ -16,7 +16,10 @@ export const EnvSchema = z.object({
     .regex(/^postgres(ql)?:\/\//, "must be a postgresql:// URL")
     .optional()
     .describe("PostgreSQL; without it the embedded PGlite under DATA_DIR is used"),
-  REDIS_URL: z.string().regex(/^rediss?:\/\//, "must be a redis:// URL").optional(),
+  REDIS_URL: z
+    .string()
+    .regex(/^rediss?:\/\//, "must be a redis:// URL")
+    .optional(),
   RATE_LIMIT_STORE: z.enum(["memory", "redis", "postgres"]).optional(),
   RATE_LIMIT_SCALE: z.coerce.number().positive().max(1000).default(1),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
@@ -33,7 +36,11 @@ export const EnvSchema = z.object({
   MANAGED_ENGINE_API_KEY: z.string().optional(),
   MANAGED_ENGINE_BASE_URL: z.string().url().optional(),
   MANAGED_ENGINE_MODEL: z.string().optional(),
-  ANTHROPIC_BASE_URL: z.string().url().optional().describe("BYOK Anthropic endpoint (default https://api.anthropic.com)"),
+  ANTHROPIC_BASE_URL: z
+    .string()
+    .url()
+    .optional()
+    .describe("BYOK Anthropic endpoint (default https://api.anthropic.com)"),
   OPENAI_BASE_URL: z.string().url().optional().describe("BYOK OpenAI endpoint (default https://api.openai.com/v1)"),
   PROVIDER_TIMEOUT_MS: z.coerce.number().int().min(1000).max(600_000).default(120_000),
   PROVIDER_MAX_RETRIES: z.coerce.number().int().min(0).max(10).default(2),

@@ -13,7 +13,11 @@ async function main() {
   }
   const app = await createApp(env);
   if (app.deps.dbKind === "pglite" && (await app.deps.db.account.count()) === 0) {
-    const created = await createAccount(app.deps, { name: "Default", tier: "enterprise", credits: env.FIRST_RUN_CREDITS });
+    const created = await createAccount(app.deps, {
+      name: "Default",
+      tier: "enterprise",
+      credits: env.FIRST_RUN_CREDITS,
+    });
     console.log(
       [
         "",

@@ -11,7 +11,7 @@ import { registerDocs } from "./http/docs-page.ts";
 import { buildOpenApiDocument } from "./http/openapi.ts";
 import { ReplayedResponse, renderError, toCoreError } from "./http/render-error.ts";
 import { registerSsePredict } from "./http/sse-predict.ts";
-import { baseUrlOf, createContextFactory, type Ctx } from "./trpc/context.ts";
+import { baseUrlOf, type Ctx, createContextFactory } from "./trpc/context.ts";
 import { appRouter } from "./trpc/router.ts";
 
 export const BODY_LIMIT = 15 * 1024 * 1024; // SPEC.md "Limits": 15,728,640 bytes
@@ -77,16 +77,20 @@ export async function buildServer(deps: AppDeps): Promise<FastifyInstance> {
 
   // JSON with the raw bytes kept (webhook HMAC checks need them); an empty body is "no input".
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser("application/json", { parseAs: "buffer" }, (req: FastifyRequest, body: Buffer | string, done: (err: Error | null, body?: unknown) => void) => {
-    const buf = Buffer.isBuffer(body) ? body : Buffer.from(body);
-    req.rawBody = buf;
-    if (buf.length === 0) return done(null, undefined);
-    try {
-      done(null, JSON.parse(buf.toString("utf8")));
-    } catch {
-      done(new CoreError("MALFORMED_JSON", "The request body is not valid JSON."), undefined);
-    }
-  });
+  app.addContentTypeParser(
+    "application/json",
+    { parseAs: "buffer" },
+    (req: FastifyRequest, body: Buffer | string, done: (err: Error | null, body?: unknown) => void) => {
+      const buf = Buffer.isBuffer(body) ? body : Buffer.from(body);
+      req.rawBody = buf;
+      if (buf.length === 0) return done(null, undefined);
+      try {
+        done(null, JSON.parse(buf.toString("utf8")));
+      } catch {
+        done(new CoreError("MALFORMED_JSON", "The request body is not valid JSON."), undefined);
+      }
+    },
+  );
 
   app.setErrorHandler((err: FastifyError, req, reply) => {
     const ce = err instanceof CoreError ? err : fastifyErrorToCore(err);
@@ -100,9 +104,15 @@ export async function buildServer(deps: AppDeps): Promise<FastifyInstance> {
       req,
       reply,
       deps,
-      new CoreError("NOT_FOUND", legacy ? "The /api/v1/cua prefix is not served." : `No route ${req.method} ${req.url.split("?")[0]}.`, {
-        suggestion: legacy ? "Use the /v1 paths of the OpenAPI document at /openapi.json." : "See /docs for every route.",
-      }),
+      new CoreError(
+        "NOT_FOUND",
+        legacy ? "The /api/v1/cua prefix is not served." : `No route ${req.method} ${req.url.split("?")[0]}.`,
+        {
+          suggestion: legacy
+            ? "Use the /v1 paths of the OpenAPI document at /openapi.json."
+            : "See /docs for every route.",
+        },
+      ),
     );
   });
 
@@ -113,7 +123,10 @@ export async function buildServer(deps: AppDeps): Promise<FastifyInstance> {
     if (first) {
       if (first.cause instanceof ReplayedResponse) {
         const c = first.cause;
-        return { status: c.status, headers: { ...ctx.res.headers, ...c.headers, "X-Service-Idempotent-Replay": "true" } };
+        return {
+          status: c.status,
+          headers: { ...ctx.res.headers, ...c.headers, "X-Service-Idempotent-Replay": "true" },
+        };
       }
       const r = renderError(toCoreError(first, locationOf(ctx)), ctx.requestId, baseUrlOf(ctx));
       return { status: r.status, headers: { ...ctx.res.headers, ...r.headers } };
@@ -122,7 +135,8 @@ export async function buildServer(deps: AppDeps): Promise<FastifyInstance> {
   };
   const onError = ({ error, ctx }: { error: unknown; ctx?: Ctx }) => {
     const ce = toCoreError(error, ctx ? locationOf(ctx) : "body");
-    if (ce.code === "INTERNAL_ERROR") app.log.error({ err: (ce as any).original ?? error, reqId: ctx?.requestId }, "internal error");
+    if (ce.code === "INTERNAL_ERROR")
+      app.log.error({ err: (ce as any).original ?? error, reqId: ctx?.requestId }, "internal error");
   };
 
   await app.register(async (v1) => {

@@ -42,7 +42,11 @@ describe("credentials", () => {
   });
 
   it("Authorization with another scheme is 401", async () => {
-    envelope(await call(s.url, "GET", "/v1/usage", { headers: { Authorization: `Basic ${acct.live_key}` } }), 401, "INVALID_API_KEY");
+    envelope(
+      await call(s.url, "GET", "/v1/usage", { headers: { Authorization: `Basic ${acct.live_key}` } }),
+      401,
+      "INVALID_API_KEY",
+    );
   });
 
   it("a revoked key is 401 from the next request on", async () => {
@@ -111,12 +115,15 @@ describe("the scope table", () => {
     envelope(await call(s.url, method, path, { body }), 401, "INVALID_API_KEY");
   });
 
-  it.each(PROTECTED)("$method $path is 403 INSUFFICIENT_SCOPE without $scope", async ({ method, path, scope, body }) => {
-    const e = envelope(await call(s.url, method, path, { key: narrow, body }), 403, "INSUFFICIENT_SCOPE");
-    expect(e.type).toBe("forbidden");
-    expect(e.required_scope).toBe(scope);
-    expect(e.current_scopes).toEqual(["parse"]);
-  });
+  it.each(PROTECTED)(
+    "$method $path is 403 INSUFFICIENT_SCOPE without $scope",
+    async ({ method, path, scope, body }) => {
+      const e = envelope(await call(s.url, method, path, { key: narrow, body }), 403, "INSUFFICIENT_SCOPE");
+      expect(e.type).toBe("forbidden");
+      expect(e.required_scope).toBe(scope);
+      expect(e.current_scopes).toEqual(["parse"]);
+    },
+  );
 
   it("scope is checked before body validation (check order)", async () => {
     const r = await call(s.url, "POST", "/v1/keys", { key: narrow, body: { bogus: true } });

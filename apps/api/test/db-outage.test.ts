@@ -6,7 +6,7 @@ import { createTestDatabase, type TestDatabase } from "@cua/db/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { call, envelope, startTestServer, type TestServer } from "./helpers.ts";
 
-class Proxy {
+class TcpProxy {
   server: net.Server | null = null;
   sockets = new Set<net.Socket>();
   constructor(readonly port: number) {}
@@ -35,7 +35,7 @@ class Proxy {
 
 let tdb: TestDatabase;
 let s: TestServer;
-let proxy: Proxy;
+let proxy: TcpProxy;
 let key: string;
 beforeAll(async () => {
   tdb = await createTestDatabase();
@@ -43,7 +43,7 @@ beforeAll(async () => {
   await new Promise<void>((r) => probe.listen(0, "127.0.0.1", () => r()));
   const port = (probe.address() as net.AddressInfo).port;
   await new Promise<void>((r) => probe.close(() => r()));
-  proxy = new Proxy(port);
+  proxy = new TcpProxy(port);
   await proxy.start();
   const url = new URL(tdb.url);
   url.port = String(port);
@@ -68,7 +68,11 @@ describe("database outage", () => {
     expect(e.type).toBe("server_error");
     expect(e.retryable).toBe(true);
     expect(Number(r.headers.get("retry-after"))).toBeGreaterThan(0);
-    const w = await call(s.url, "POST", "/v1/keys", { key, body: { name: "x" }, headers: { "Idempotency-Key": "outage-1" } });
+    const w = await call(s.url, "POST", "/v1/keys", {
+      key,
+      body: { name: "x" },
+      headers: { "Idempotency-Key": "outage-1" },
+    });
     envelope(w, 503, "DB_UNAVAILABLE");
     const h = await call(s.url, "GET", "/v1/health");
     expect(h.status).toBe(503);

@@ -14,10 +14,14 @@ const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "cua-embedded-"));
 afterAll(() => fs.rmSync(dataDir, { recursive: true, force: true }));
 
 function admin(args: string[], env: Record<string, string> = {}) {
-  return run(path.join(REPO_ROOT, "node_modules/.bin/tsx"), [path.join(REPO_ROOT, "apps/api/src/admin-cli.ts"), ...args], {
-    cwd: REPO_ROOT,
-    env: { ...process.env, DATA_DIR: dataDir, LOG_LEVEL: "warn", ...env },
-  });
+  return run(
+    path.join(REPO_ROOT, "node_modules/.bin/tsx"),
+    [path.join(REPO_ROOT, "apps/api/src/admin-cli.ts"), ...args],
+    {
+      cwd: REPO_ROOT,
+      env: { ...process.env, DATA_DIR: dataDir, LOG_LEVEL: "warn", ...env },
+    },
+  );
 }
 
 const clean = { DATABASE_URL: "", REDIS_URL: "", SECRETS_KEY: "" };
@@ -48,12 +52,22 @@ describe("embedded defaults", () => {
       expect(fs.statSync(path.join(dataDir, "secrets.key")).mode & 0o077).toBe(0);
 
       // the admin CLI talks to the running service (the embedded database belongs to it)
-      const created = JSON.parse((await admin(["account", "create", "--name", "Acme", "--tier", "starter", "--credits", "40", "--json"])).stdout);
-      expect(Object.keys(created).sort()).toEqual(["account_id", "console_email", "console_password", "live_key", "test_key"]);
+      const created = JSON.parse(
+        (await admin(["account", "create", "--name", "Acme", "--tier", "starter", "--credits", "40", "--json"])).stdout,
+      );
+      expect(Object.keys(created).sort()).toEqual([
+        "account_id",
+        "console_email",
+        "console_password",
+        "live_key",
+        "test_key",
+      ]);
       const k = await call(url, "GET", "/v1/keys", { key: created.live_key });
       expect(k.status).toBe(200);
       // both keys hold every scope, keys included
-      expect(k.body.keys[0].scopes).toEqual(expect.arrayContaining(["keys", "llm_keys", "machines:write", "terminal:exec"]));
+      expect(k.body.keys[0].scopes).toEqual(
+        expect.arrayContaining(["keys", "llm_keys", "machines:write", "terminal:exec"]),
+      );
       expect(k.body.keys[0].tier).toBe("starter");
       await admin(["wallet", "topup", "--account", created.account_id, "--credits", "60"]);
       expect((await call(url, "GET", "/v1/usage", { key: created.live_key })).body.wallet.balance_credits).toBe(100);
@@ -83,11 +97,15 @@ describe("embedded defaults", () => {
   });
 
   it("the admin CLI rejects bad input with a usage message and exit code 2", async () => {
-    await expect(admin(["account", "create", "--name", "X", "--tier", "gold", "--credits", "1"])).rejects.toMatchObject({
+    await expect(admin(["account", "create", "--name", "X", "--tier", "gold", "--credits", "1"])).rejects.toMatchObject(
+      {
+        code: 2,
+        stderr: expect.stringContaining("--tier must be one of"),
+      },
+    );
+    await expect(admin(["wallet", "topup", "--account", accountId, "--credits", "-3"])).rejects.toMatchObject({
       code: 2,
-      stderr: expect.stringContaining("--tier must be one of"),
     });
-    await expect(admin(["wallet", "topup", "--account", accountId, "--credits", "-3"])).rejects.toMatchObject({ code: 2 });
     await expect(admin(["bogus"])).rejects.toMatchObject({ code: 2, stderr: expect.stringContaining("usage:") });
   });
 

@@ -29,12 +29,20 @@ describe("error envelope on transport failures", () => {
   });
 
   it("malformed JSON is 400 MALFORMED_JSON", async () => {
-    const r = await call(s.url, "POST", "/v1/keys", { key, raw: "{nope", headers: { "Content-Type": "application/json" } });
+    const r = await call(s.url, "POST", "/v1/keys", {
+      key,
+      raw: "{nope",
+      headers: { "Content-Type": "application/json" },
+    });
     envelope(r, 400, "MALFORMED_JSON");
   });
 
   it("a non-JSON content type is 415 UNSUPPORTED_MEDIA_TYPE", async () => {
-    const r = await call(s.url, "POST", "/v1/keys", { key, raw: "name=x", headers: { "Content-Type": "application/x-www-form-urlencoded" } });
+    const r = await call(s.url, "POST", "/v1/keys", {
+      key,
+      raw: "name=x",
+      headers: { "Content-Type": "application/x-www-form-urlencoded" },
+    });
     envelope(r, 415, "UNSUPPORTED_MEDIA_TYPE");
   });
 

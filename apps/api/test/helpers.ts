@@ -17,14 +17,27 @@ export interface TestServer {
   db: TestDatabase;
   dataDir: string;
   stop(): Promise<void>;
-  account(opts?: { tier?: Tier; credits?: number }): Promise<{ account_id: string; live_key: string; test_key: string; console_email: string; console_password: string }>;
+  account(opts?: { tier?: Tier; credits?: number }): Promise<{
+    account_id: string;
+    live_key: string;
+    test_key: string;
+    console_email: string;
+    console_password: string;
+  }>;
 }
 
 export async function startTestServer(env: Record<string, string> = {}, db?: TestDatabase): Promise<TestServer> {
   const tdb = db ?? (await createTestDatabase());
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "cua-test-"));
   const app = await createApp(
-    loadEnv({ DATABASE_URL: tdb.url, PORT: "0", LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? "silent", SECRETS_KEY: TEST_SECRETS_KEY, DATA_DIR: dataDir, ...env }),
+    loadEnv({
+      DATABASE_URL: tdb.url,
+      PORT: "0",
+      LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? "silent",
+      SECRETS_KEY: TEST_SECRETS_KEY,
+      DATA_DIR: dataDir,
+      ...env,
+    }),
   );
   await app.server.listen({ port: 0, host: "127.0.0.1" });
   const addr = app.server.server.address();
@@ -34,7 +47,8 @@ export async function startTestServer(env: Record<string, string> = {}, db?: Tes
     app,
     db: tdb,
     dataDir,
-    account: (o = {}) => createAccount(app.deps, { name: "test", tier: o.tier ?? "enterprise", credits: o.credits ?? 1000 }),
+    account: (o = {}) =>
+      createAccount(app.deps, { name: "test", tier: o.tier ?? "enterprise", credits: o.credits ?? 1000 }),
     stop: async () => {
       await app.close();
       if (!db) await tdb.drop();
@@ -84,13 +98,19 @@ export function envelope(r: Res, status: number, code: string) {
   if (Object.keys(r.body).length !== 1) throw new Error(`envelope has extra top-level keys: ${r.text}`);
   // a replayed response keeps the original body (and its request_id) under a new request id header
   const replay = r.headers.get("x-service-idempotent-replay") === "true";
-  if (!replay && r.headers.get("x-service-request-id") !== e.request_id) throw new Error("request id header and body differ");
-  if (!r.headers.get("link")?.includes(`/docs/errors#${code}`)) throw new Error(`Link header missing: ${r.headers.get("link")}`);
+  if (!replay && r.headers.get("x-service-request-id") !== e.request_id)
+    throw new Error("request id header and body differ");
+  if (!r.headers.get("link")?.includes(`/docs/errors#${code}`))
+    throw new Error(`Link header missing: ${r.headers.get("link")}`);
   return e;
 }
 
 /** Spawns the service as its own process (the way an operator runs it). */
-export function spawnService(env: Record<string, string>): { child: ChildProcess; output: () => string; url: () => Promise<string> } {
+export function spawnService(env: Record<string, string>): {
+  child: ChildProcess;
+  output: () => string;
+  url: () => Promise<string>;
+} {
   let out = "";
   const child = spawn(path.join(REPO_ROOT, "node_modules/.bin/tsx"), [path.join(REPO_ROOT, "apps/api/src/main.ts")], {
     cwd: REPO_ROOT,

@@ -48,10 +48,17 @@ describe("reserve and replay", () => {
     expect(b.body.id).not.toBe(a.body.id);
   });
 
-  it.each([["x".repeat(129)], ["has space"], ["semi;colon"], ["dot.dot"], ["slash/"]])("malformed key %j is 400 INVALID_IDEMPOTENCY_KEY", async (k) => {
-    const r = await call(s.url, "POST", "/v1/keys", { key: acct.live_key, body: {}, headers: { "Idempotency-Key": k } });
-    envelope(r, 400, "INVALID_IDEMPOTENCY_KEY");
-  });
+  it.each([["x".repeat(129)], ["has space"], ["semi;colon"], ["dot.dot"], ["slash/"]])(
+    "malformed key %j is 400 INVALID_IDEMPOTENCY_KEY",
+    async (k) => {
+      const r = await call(s.url, "POST", "/v1/keys", {
+        key: acct.live_key,
+        body: {},
+        headers: { "Idempotency-Key": k },
+      });
+      envelope(r, 400, "INVALID_IDEMPOTENCY_KEY");
+    },
+  );
 
   it("a 128-character key of every allowed character class is accepted", async () => {
     const k = `Ab9_-:${"z".repeat(122)}`;
@@ -124,7 +131,10 @@ describe("GET /v1/idempotency/{key}", () => {
 
   it("is 404 after the 24 h retention", async () => {
     await post("expire-1", { name: "old" });
-    await s.app.deps.db.idempotencyRecord.updateMany({ where: { key: "expire-1" }, data: { expiresAt: new Date(Date.now() - 1000) } });
+    await s.app.deps.db.idempotencyRecord.updateMany({
+      where: { key: "expire-1" },
+      data: { expiresAt: new Date(Date.now() - 1000) },
+    });
     envelope(await call(s.url, "GET", "/v1/idempotency/expire-1", { key: acct.live_key }), 404, "NOT_FOUND");
     // and the key executes anew
     const again = await post("expire-1", { name: "old" });
@@ -133,7 +143,9 @@ describe("GET /v1/idempotency/{key}", () => {
 
   it("stored responses are encrypted at rest (a replayed raw API key is not in the database)", async () => {
     const a = await post("secret-1", { name: "secret" });
-    const rows = await s.app.deps.db.$queryRaw<{ t: string }[]>`SELECT response_body::text AS t FROM idempotency_records WHERE key = 'secret-1'`;
+    const rows = await s.app.deps.db.$queryRaw<
+      { t: string }[]
+    >`SELECT response_body::text AS t FROM idempotency_records WHERE key = 'secret-1'`;
     expect(rows[0]!.t).not.toContain(a.body.key);
     expect(rows[0]!.t).toContain("sealed");
   });

@@ -10,7 +10,22 @@ beforeAll(async () => {
 });
 afterAll(() => s.stop());
 
-const LIVE_DEFAULTS = ["predict", "session", "ground", "parse", "usage", "machines:read", "actions:exec", "files:read", "runs:read", "runs:write", "workflows:read", "workflows:write", "schedules:read", "llm_keys"];
+const LIVE_DEFAULTS = [
+  "predict",
+  "session",
+  "ground",
+  "parse",
+  "usage",
+  "machines:read",
+  "actions:exec",
+  "files:read",
+  "runs:read",
+  "runs:write",
+  "workflows:read",
+  "workflows:write",
+  "schedules:read",
+  "llm_keys",
+];
 
 describe("POST /v1/keys", () => {
   it("creates a live key (201), shows the raw key once, with the DECISIONS defaults", async () => {
@@ -37,7 +52,8 @@ describe("POST /v1/keys", () => {
   });
 
   it("a key may only grant scopes it holds (403 INSUFFICIENT_SCOPE naming the scope)", async () => {
-    const narrow = (await call(s.url, "POST", "/v1/keys", { key: acct.live_key, body: { scopes: ["keys", "usage"] } })).body.key;
+    const narrow = (await call(s.url, "POST", "/v1/keys", { key: acct.live_key, body: { scopes: ["keys", "usage"] } }))
+      .body.key;
     const r = await call(s.url, "POST", "/v1/keys", { key: narrow, body: { scopes: ["usage", "predict"] } });
     const e = envelope(r, 403, "INSUFFICIENT_SCOPE");
     expect(e.required_scope).toBe("predict");
@@ -67,14 +83,20 @@ describe("GET /v1/keys and DELETE /v1/keys/{key_id}", () => {
     const live = await call(s.url, "GET", "/v1/keys", { key: acct.live_key });
     const test = await call(s.url, "GET", "/v1/keys", { key: acct.test_key });
     expect(live.body.keys.length).toBeGreaterThan(0);
-    expect(live.body.keys.every((k: { key_kind: string }) => k.key_kind === "live" || k.key_kind === "legacy")).toBe(true);
+    expect(live.body.keys.every((k: { key_kind: string }) => k.key_kind === "live" || k.key_kind === "legacy")).toBe(
+      true,
+    );
     expect(test.body.keys.every((k: { key_kind: string }) => k.key_kind === "test")).toBe(true);
   });
 
   it("a key of the other mode is 404, an unknown one 404, a malformed id 400", async () => {
     const testKeys = (await call(s.url, "GET", "/v1/keys", { key: acct.test_key })).body.keys;
     envelope(await call(s.url, "DELETE", `/v1/keys/${testKeys[0].id}`, { key: acct.live_key }), 404, "NOT_FOUND");
-    envelope(await call(s.url, "DELETE", "/v1/keys/key_000000000000000000000000", { key: acct.live_key }), 404, "NOT_FOUND");
+    envelope(
+      await call(s.url, "DELETE", "/v1/keys/key_000000000000000000000000", { key: acct.live_key }),
+      404,
+      "NOT_FOUND",
+    );
     envelope(await call(s.url, "DELETE", `/v1/keys/${"a".repeat(129)}`, { key: acct.live_key }), 400, "INVALID_KEY_ID");
     envelope(await call(s.url, "DELETE", "/v1/keys/bad%20id", { key: acct.live_key }), 400, "INVALID_KEY_ID");
   });
@@ -125,10 +147,29 @@ describe("GET /v1/models", () => {
     expect(r.status).toBe(200);
     expect(r.body.cua_versions.find((v: { default: boolean }) => v.default).id).toBe("v5");
     expect(r.body.cua_versions.find((v: { id: string }) => v.id === "v1").step_credits).toBe(8);
-    expect(r.body.action_types).toEqual(expect.arrayContaining(["click", "type_text", "key_press", "key_combo", "scroll", "drag", "move", "wait", "done", "fail"]));
-    expect(r.body.pricing.schedules).toMatchObject({ wallet_gate_credits: 20, webhook_dedup_window_seconds: 60, webhook_replay_window_seconds: 300 });
+    expect(r.body.action_types).toEqual(
+      expect.arrayContaining([
+        "click",
+        "type_text",
+        "key_press",
+        "key_combo",
+        "scroll",
+        "drag",
+        "move",
+        "wait",
+        "done",
+        "fail",
+      ]),
+    );
+    expect(r.body.pricing.schedules).toMatchObject({
+      wallet_gate_credits: 20,
+      webhook_dedup_window_seconds: 60,
+      webhook_replay_window_seconds: 300,
+    });
     expect(r.body.pricing.predict.base_credits).toBe(5);
-    expect(r.body.models.map((m: { provider: string }) => m.provider)).toEqual(expect.arrayContaining(["anthropic", "openai"]));
+    expect(r.body.models.map((m: { provider: string }) => m.provider)).toEqual(
+      expect.arrayContaining(["anthropic", "openai"]),
+    );
   });
   it("needs a key", async () => {
     envelope(await call(s.url, "GET", "/v1/models"), 401, "INVALID_API_KEY");

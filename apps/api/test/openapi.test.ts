@@ -46,7 +46,9 @@ describe("the OpenAPI document", () => {
       const statuses = Object.keys(op.responses);
       expect(statuses).toContain(String(m.successStatus ?? 200));
       for (const st of statuses.filter((x) => Number(x) >= 400)) {
-        expect(op.responses[st].content["application/json"].schema).toEqual({ $ref: "#/components/schemas/ErrorEnvelope" });
+        expect(op.responses[st].content["application/json"].schema).toEqual({
+          $ref: "#/components/schemas/ErrorEnvelope",
+        });
       }
       if (!m.public) {
         expect(statuses).toEqual(expect.arrayContaining(["401", "429", "500", "503"]));
@@ -67,7 +69,9 @@ describe("the OpenAPI document", () => {
   it("lists the whole error table", () => {
     const doc = buildOpenApiDocument("");
     expect(Object.keys(doc["x-error-codes"]).sort()).toEqual(Object.keys(ERROR_CODES).sort());
-    expect(doc.components.schemas.ErrorEnvelope.properties.error.properties.code.enum.length).toBe(Object.keys(ERROR_CODES).length);
+    expect(doc.components.schemas.ErrorEnvelope.properties.error.properties.code.enum.length).toBe(
+      Object.keys(ERROR_CODES).length,
+    );
   });
 });
 

@@ -5,7 +5,11 @@
 import { makePng, toDataUri } from "@cua/core/images/screenshot";
 import { ledgerSum } from "@cua/core/wallet/wallet";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { type OpenAIStandin, openaiReplies, startOpenAIStandin } from "../../../packages/core/test/providers/standins/openai-standin.ts";
+import {
+  type OpenAIStandin,
+  openaiReplies,
+  startOpenAIStandin,
+} from "../../../packages/core/test/providers/standins/openai-standin.ts";
 import { call, envelope, startTestServer, type TestServer } from "./helpers.ts";
 
 const MANAGED_KEY = "sk-managed-upstream-0123456789";
@@ -46,7 +50,8 @@ beforeEach(() => {
 
 const predict = (key: string, body: Record<string, unknown>, headers: Record<string, string> = {}) =>
   call(s.url, "POST", "/v1/predict", { key, body: { screenshot: SHOT, instruction: "click 10,20", ...body }, headers });
-const balance = async () => (await s.app.deps.db.account.findUniqueOrThrow({ where: { id: acct.account_id } })).balanceCredits;
+const balance = async () =>
+  (await s.app.deps.db.account.findUniqueOrThrow({ where: { id: acct.account_id } })).balanceCredits;
 
 describe("test keys: the deterministic sandbox", () => {
   it("answers validated actions, bills nothing, and says which space its coordinates are in", async () => {
@@ -72,7 +77,9 @@ describe("test keys: the deterministic sandbox", () => {
     const r = await predict(acct.test_key, { instruction: "click 1,1 then click 2,2 then click 3,3", max_actions: 2 });
     expect(r.body.actions.length).toBe(2);
     const t = await predict(acct.test_key, { instruction: "type 'x'", tools: ["click"] });
-    expect(t.body.actions).toEqual([{ action_type: "fail", params: expect.objectContaining({ code: "TOOL_NOT_ALLOWED" }) }]);
+    expect(t.body.actions).toEqual([
+      { action_type: "fail", params: expect.objectContaining({ code: "TOOL_NOT_ALLOWED" }) },
+    ]);
   });
 
   it("done and fail instructions set the status", async () => {
@@ -98,12 +105,19 @@ describe("the action policy is enforced after the engine, before anything is ret
   });
 
   it("a batch inside the policy passes unchanged", async () => {
-    const r = await predict(acct.test_key, { instruction: "click 3,4", action_policy: { allowed_actions: ["click"], coordinate_bounds: { max_x: 5, max_y: 5 } } });
+    const r = await predict(acct.test_key, {
+      instruction: "click 3,4",
+      action_policy: { allowed_actions: ["click"], coordinate_bounds: { max_x: 5, max_y: 5 } },
+    });
     expect(r.body.actions).toEqual([{ action_type: "click", params: { x: 3, y: 4, button: "left", clicks: 1 } }]);
   });
 
   it("a malformed policy is 422 with its path", async () => {
-    const e = envelope(await predict(acct.test_key, { action_policy: { max_actions: "many" } }), 422, "VALIDATION_ERROR");
+    const e = envelope(
+      await predict(acct.test_key, { action_policy: { max_actions: "many" } }),
+      422,
+      "VALIDATION_ERROR",
+    );
     expect(e.details[0].path).toBe("body.action_policy.max_actions");
   });
 });
@@ -129,7 +143,11 @@ describe("bad inputs (SPEC limits)", () => {
   });
 
   it("screen_width/height that differ from the image are 422 at that field", async () => {
-    const e = envelope(await predict(acct.test_key, { screen_width: 640, screen_height: 200 }), 422, "VALIDATION_ERROR");
+    const e = envelope(
+      await predict(acct.test_key, { screen_width: 640, screen_height: 200 }),
+      422,
+      "VALIDATION_ERROR",
+    );
     expect(e.details).toEqual([{ path: "body.screen_width", message: expect.stringContaining("320") }]);
     expect((await predict(acct.test_key, { screen_width: 320, screen_height: 200 })).status).toBe(200);
   });
@@ -143,7 +161,10 @@ describe("bad inputs (SPEC limits)", () => {
     [{ cua_version: "v9" }, "body.cua_version"],
     [{ instruction: "" }, "body.instruction"],
     [{ trajectory: Array.from({ length: 20 }, () => ({ screenshot: SHOT, actions: [] })) }, "body.trajectory"],
-    [{ trajectory: [{ screenshot: SHOT, actions: [{ action_type: "click", params: { x: -1, y: 0 } }] }] }, "body.trajectory.0.actions.0.params.x"],
+    [
+      { trajectory: [{ screenshot: SHOT, actions: [{ action_type: "click", params: { x: -1, y: 0 } }] }] },
+      "body.trajectory.0.actions.0.params.x",
+    ],
     [{ surprise: true }, "body"],
   ])("%j is 422 at %s", async (extra, path) => {
     const e = envelope(await predict(acct.test_key, extra), 422, "VALIDATION_ERROR");
@@ -151,13 +172,23 @@ describe("bad inputs (SPEC limits)", () => {
   });
 
   it("a bad trajectory screenshot is 400 with its index in the message", async () => {
-    const e = envelope(await predict(acct.test_key, { trajectory: [{ screenshot: "x".repeat(200), actions: [] }] }), 400, "INVALID_SCREENSHOT");
+    const e = envelope(
+      await predict(acct.test_key, { trajectory: [{ screenshot: "x".repeat(200), actions: [] }] }),
+      400,
+      "INVALID_SCREENSHOT",
+    );
     expect(e.message).toContain("body.trajectory.0.screenshot");
   });
 
   it("system_prompt plus instructions: 32,000 characters pass, 32,001 are 400 INPUT_TOO_LARGE", async () => {
-    expect((await predict(acct.test_key, { system_prompt: "a".repeat(16_000), instructions: "b".repeat(16_000) })).status).toBe(200);
-    envelope(await predict(acct.test_key, { system_prompt: "a".repeat(16_001), instructions: "b".repeat(16_000) }), 400, "INPUT_TOO_LARGE");
+    expect(
+      (await predict(acct.test_key, { system_prompt: "a".repeat(16_000), instructions: "b".repeat(16_000) })).status,
+    ).toBe(200);
+    envelope(
+      await predict(acct.test_key, { system_prompt: "a".repeat(16_001), instructions: "b".repeat(16_000) }),
+      400,
+      "INPUT_TOO_LARGE",
+    );
   });
 });
 
@@ -185,9 +216,22 @@ describe("live keys: billing (SPEC Surcharges)", () => {
     ["an image strictly above 1280x720 (+1)", { screenshot: HD_SHOT }, 6],
     ["exactly 1280x720 (no surcharge)", { screenshot: EXACT_720P }, 5],
     ["cua_version v1 (+3)", { cua_version: "v1" }, 8],
-    ["two trajectory screenshots (+2 each)", { trajectory: [{ screenshot: SHOT, actions: [] }, { screenshot: SHOT, actions: [] }] }, 9],
+    [
+      "two trajectory screenshots (+2 each)",
+      {
+        trajectory: [
+          { screenshot: SHOT, actions: [] },
+          { screenshot: SHOT, actions: [] },
+        ],
+      },
+      9,
+    ],
     ["an HD trajectory screenshot (+2 +1)", { trajectory: [{ screenshot: HD_SHOT, actions: [] }] }, 8],
-    ["prompts of exactly 500 trimmed characters (free)", { system_prompt: `  ${"a".repeat(300)}  `, instructions: "b".repeat(200) }, 5],
+    [
+      "prompts of exactly 500 trimmed characters (free)",
+      { system_prompt: `  ${"a".repeat(300)}  `, instructions: "b".repeat(200) },
+      5,
+    ],
     ["prompts of 501 characters (+1)", { system_prompt: "a".repeat(300), instructions: "b".repeat(201) }, 6],
   ])("%s costs %#", async (_n, extra, credits) => {
     managed.enqueue(openaiReplies.calls([{ type: "click", button: "left", x: 5, y: 6 }]));
@@ -261,7 +305,11 @@ describe("live keys: billing (SPEC Surcharges)", () => {
     expect(b.headers.get("x-credits-charged")).toBe("5");
     expect(await balance()).toBe(before - 5);
     // the same key on another endpoint is refused
-    const g = await call(s.url, "POST", "/v1/ground", { key: acct.live_key, body: { screenshot: SHOT, description: "x" }, headers: { "Idempotency-Key": "predict-once" } });
+    const g = await call(s.url, "POST", "/v1/ground", {
+      key: acct.live_key,
+      body: { screenshot: SHOT, description: "x" },
+      headers: { "Idempotency-Key": "predict-once" },
+    });
     envelope(g, 422, "IDEMPOTENCY_KEY_REUSED");
   });
 });
@@ -269,7 +317,11 @@ describe("live keys: billing (SPEC Surcharges)", () => {
 describe("BYOK (SPEC Authentication 4, DECISIONS Engines)", () => {
   it("a live key with a stored OpenAI key and X-LLM-Provider uses the provider and bills 0", async () => {
     await call(s.url, "PUT", "/v1/llm/keys/openai", { key: acct.live_key, body: { api_key: BYOK_KEY } });
-    byok.enqueue(openaiReplies.calls([{ type: "click", button: "left", x: 1, y: 2 }], { usage: { input_tokens: 1234, output_tokens: 56 } }));
+    byok.enqueue(
+      openaiReplies.calls([{ type: "click", button: "left", x: 1, y: 2 }], {
+        usage: { input_tokens: 1234, output_tokens: 56 },
+      }),
+    );
     const before = await balance();
     const r = await predict(acct.live_key, {}, { "X-LLM-Provider": "openai" });
     expect(r.status).toBe(200);
@@ -296,15 +348,47 @@ describe("BYOK (SPEC Authentication 4, DECISIONS Engines)", () => {
   });
 
   it.each([
-    ["a test key naming a provider without a key header", "test", { "X-LLM-Provider": "openai" }, {}, 422, "LLM_KEY_NOT_CONFIGURED"],
-    ["a test key with a body provider and no key header", "test", {}, { llm_provider: "openai" }, 422, "LLM_KEY_NOT_CONFIGURED"],
-    ["a live key without a stored anthropic key", "live", { "X-LLM-Provider": "anthropic" }, {}, 422, "LLM_KEY_NOT_CONFIGURED"],
+    [
+      "a test key naming a provider without a key header",
+      "test",
+      { "X-LLM-Provider": "openai" },
+      {},
+      422,
+      "LLM_KEY_NOT_CONFIGURED",
+    ],
+    [
+      "a test key with a body provider and no key header",
+      "test",
+      {},
+      { llm_provider: "openai" },
+      422,
+      "LLM_KEY_NOT_CONFIGURED",
+    ],
+    [
+      "a live key without a stored anthropic key",
+      "live",
+      { "X-LLM-Provider": "anthropic" },
+      {},
+      422,
+      "LLM_KEY_NOT_CONFIGURED",
+    ],
     ["an unsupported provider", "live", { "X-LLM-Provider": "gemini" }, {}, 422, "LLM_PROVIDER_UNSUPPORTED"],
-    ["header and body providers that differ", "live", { "X-LLM-Provider": "openai" }, { llm_provider: "anthropic" }, 422, "VALIDATION_ERROR"],
+    [
+      "header and body providers that differ",
+      "live",
+      { "X-LLM-Provider": "openai" },
+      { llm_provider: "anthropic" },
+      422,
+      "VALIDATION_ERROR",
+    ],
     ["a key header without a provider", "live", { "X-LLM-Api-Key": BYOK_KEY }, {}, 422, "VALIDATION_ERROR"],
   ])("%s: %s %s", async (_n, mode, headers, body, status, code) => {
     const key = mode === "test" ? acct.test_key : acct.live_key;
-    envelope(await predict(key, body as Record<string, unknown>, headers as Record<string, string>), status as number, code as string);
+    envelope(
+      await predict(key, body as Record<string, unknown>, headers as Record<string, string>),
+      status as number,
+      code as string,
+    );
   });
 });
 
@@ -340,21 +424,34 @@ describe("Accept: text/event-stream", () => {
 
 describe("POST /v1/ground and /v1/ocr", () => {
   it("ground finds a point inside the image, or found=false; both billed on live keys (3, +1 HD)", async () => {
-    const t = await call(s.url, "POST", "/v1/ground", { key: acct.test_key, body: { screenshot: SHOT, description: "the Save button" } });
+    const t = await call(s.url, "POST", "/v1/ground", {
+      key: acct.test_key,
+      body: { screenshot: SHOT, description: "the Save button" },
+    });
     expect(t.status).toBe(200);
     expect(t.body).toMatchObject({ found: true, coordinate_space: { width: 320, height: 200 } });
     expect(t.body.x).toBeGreaterThanOrEqual(0);
     expect(t.body.x).toBeLessThan(320);
-    const n = await call(s.url, "POST", "/v1/ground", { key: acct.test_key, body: { screenshot: SHOT, description: "a nonexistent thing" } });
+    const n = await call(s.url, "POST", "/v1/ground", {
+      key: acct.test_key,
+      body: { screenshot: SHOT, description: "a nonexistent thing" },
+    });
     expect(n.body).toMatchObject({ found: false, x: null, y: null, bbox: null });
     managed.enqueue(openaiReplies.calls([{ type: "click", button: "left", x: 640, y: 10 }]));
-    const hd = await call(s.url, "POST", "/v1/ground", { key: acct.live_key, body: { screenshot: HD_SHOT, description: "the corner" } });
+    const hd = await call(s.url, "POST", "/v1/ground", {
+      key: acct.live_key,
+      body: { screenshot: HD_SHOT, description: "the corner" },
+    });
     expect(hd.status).toBe(200);
     expect(hd.headers.get("x-credits-charged")).toBe("4");
   });
 
   it("ground validates its body", async () => {
-    const e = envelope(await call(s.url, "POST", "/v1/ground", { key: acct.test_key, body: { screenshot: SHOT } }), 422, "VALIDATION_ERROR");
+    const e = envelope(
+      await call(s.url, "POST", "/v1/ground", { key: acct.test_key, body: { screenshot: SHOT } }),
+      422,
+      "VALIDATION_ERROR",
+    );
     expect(e.details[0].path).toBe("body.description");
   });
 
@@ -369,7 +466,8 @@ describe("POST /v1/ground and /v1/ocr", () => {
 
 describe("POST /v1/parse", () => {
   it("turns pyautogui code into actions without running it", async () => {
-    const code = "import pyautogui\npyautogui.click(100, 200)\npyautogui.write('hi')\npyautogui.press('enter', presses=2)\npyautogui.hotkey('ctrl', 'c')";
+    const code =
+      "import pyautogui\npyautogui.click(100, 200)\npyautogui.write('hi')\npyautogui.press('enter', presses=2)\npyautogui.hotkey('ctrl', 'c')";
     const r = await call(s.url, "POST", "/v1/parse", { key: acct.test_key, body: { code } });
     expect(r.status).toBe(200);
     expect(r.body.actions).toEqual([
@@ -383,7 +481,11 @@ describe("POST /v1/parse", () => {
 
   it("strict mode rejects unsupported statements with their line; non-strict skips them", async () => {
     const code = "pyautogui.click(1, 2)\nos.system('rm -rf /')";
-    const e = envelope(await call(s.url, "POST", "/v1/parse", { key: acct.test_key, body: { code } }), 422, "VALIDATION_ERROR");
+    const e = envelope(
+      await call(s.url, "POST", "/v1/parse", { key: acct.test_key, body: { code } }),
+      422,
+      "VALIDATION_ERROR",
+    );
     expect(e.details[0].path).toBe("code:2");
     const r = await call(s.url, "POST", "/v1/parse", { key: acct.test_key, body: { code, strict: false } });
     expect(r.body.actions.length).toBe(1);
@@ -392,7 +494,11 @@ describe("POST /v1/parse", () => {
 
   it("is free and needs the parse scope", async () => {
     const k = (await call(s.url, "POST", "/v1/keys", { key: acct.live_key, body: { scopes: ["predict"] } })).body.key;
-    const e = envelope(await call(s.url, "POST", "/v1/parse", { key: k, body: { code: "pyautogui.click(1,1)" } }), 403, "INSUFFICIENT_SCOPE");
+    const e = envelope(
+      await call(s.url, "POST", "/v1/parse", { key: k, body: { code: "pyautogui.click(1,1)" } }),
+      403,
+      "INSUFFICIENT_SCOPE",
+    );
     expect(e.required_scope).toBe("parse");
   });
 });

@@ -5,7 +5,15 @@ import { createAccount } from "@cua/core/accounts/create-account";
 import { createTestDatabase, type TestDatabase } from "@cua/db/testing";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { call, envelope, spawnService, startTestServer, stopChild, TEST_SECRETS_KEY, type TestServer } from "./helpers.ts";
+import {
+  call,
+  envelope,
+  spawnService,
+  startTestServer,
+  stopChild,
+  TEST_SECRETS_KEY,
+  type TestServer,
+} from "./helpers.ts";
 
 /** Fixed windows reset on the minute: start a counting test well inside one. */
 async function awayFromWindowEdge() {
@@ -66,7 +74,12 @@ describe("in-process limiter (free tier scaled to 6/min)", () => {
 });
 
 async function sharedStoreCheck(env: Record<string, string>, tdb: TestDatabase) {
-  const deps = { db: tdb.db, clock: { now: () => new Date() }, kek: Buffer.from(TEST_SECRETS_KEY, "hex"), logger: { debug() {}, info() {}, warn() {}, error() {} } };
+  const deps = {
+    db: tdb.db,
+    clock: { now: () => new Date() },
+    kek: Buffer.from(TEST_SECRETS_KEY, "hex"),
+    logger: { debug() {}, info() {}, warn() {}, error() {} },
+  };
   const a = await createAccount(deps, { name: "rl", tier: "free", credits: 0 });
   const common = { DATABASE_URL: tdb.url, SECRETS_KEY: TEST_SECRETS_KEY, RATE_LIMIT_SCALE: "0.2", ...env };
   const p1 = spawnService({ ...common, DATA_DIR: `/tmp/cua-rl-${Date.now()}-1` });
@@ -76,7 +89,8 @@ async function sharedStoreCheck(env: Record<string, string>, tdb: TestDatabase) 
     await awayFromWindowEdge();
     // 12/min in total, alternating between the two processes
     const statuses: number[] = [];
-    for (let i = 0; i < 16; i++) statuses.push((await call(i % 2 ? u2 : u1, "GET", "/v1/models", { key: a.live_key })).status);
+    for (let i = 0; i < 16; i++)
+      statuses.push((await call(i % 2 ? u2 : u1, "GET", "/v1/models", { key: a.live_key })).status);
     return statuses;
   } finally {
     await Promise.all([stopChild(p1.child), stopChild(p2.child)]);

@@ -18,14 +18,29 @@ afterAll(() => s.stop());
 const create = (key: string, body: Record<string, unknown> = {}, headers: Record<string, string> = {}) =>
   call(s.url, "POST", "/v1/sessions", { key, body, headers });
 const step = (key: string, id: string, body: Record<string, unknown> = {}) =>
-  call(s.url, "POST", `/v1/sessions/${id}/predict`, { key, body: { screenshot: SHOT, instruction: "click 1,2", ...body } });
+  call(s.url, "POST", `/v1/sessions/${id}/predict`, {
+    key,
+    body: { screenshot: SHOT, instruction: "click 1,2", ...body },
+  });
 
 describe("session lifecycle", () => {
   it("create (201) -> get -> list -> predict (step counts) -> reset -> delete -> 404", async () => {
-    const c = await create(acct.test_key, { cua_version: "v4", screen_width: 200, screen_height: 100, instructions: "be careful" });
+    const c = await create(acct.test_key, {
+      cua_version: "v4",
+      screen_width: 200,
+      screen_height: 100,
+      instructions: "be careful",
+    });
     expect(c.status).toBe(201);
     expect(c.body.session_id).toMatch(/^ses_[0-9a-f]{24}$/);
-    expect(c.body).toMatchObject({ status: "active", cua_version: "v4", screen_width: 200, screen_height: 100, step_count: 0, llm: null });
+    expect(c.body).toMatchObject({
+      status: "active",
+      cua_version: "v4",
+      screen_width: 200,
+      screen_height: 100,
+      step_count: 0,
+      llm: null,
+    });
     expect(c.body.usage).toEqual({ input_tokens: 0, output_tokens: 0, credits_charged: 0, cost_cents: 0 });
     const ttl = (Date.parse(c.body.expires_at) - Date.parse(c.body.last_used_at)) / 1000;
     expect(ttl).toBe(7200);
@@ -37,7 +52,11 @@ describe("session lifecycle", () => {
 
     const p1 = await step(acct.test_key, id);
     expect(p1.status).toBe(200);
-    expect(p1.body).toMatchObject({ step: 1, actions: [{ action_type: "click", params: { x: 1, y: 2 } }], coordinate_space: { width: 200, height: 100 } });
+    expect(p1.body).toMatchObject({
+      step: 1,
+      actions: [{ action_type: "click", params: { x: 1, y: 2 } }],
+      coordinate_space: { width: 200, height: 100 },
+    });
     expect((await step(acct.test_key, id)).body.step).toBe(2);
     expect((await call(s.url, "GET", `/v1/sessions/${id}`, { key: acct.test_key })).body.step_count).toBe(2);
 
@@ -61,14 +80,20 @@ describe("session lifecycle", () => {
   it("the session's action policy applies to every step", async () => {
     const id = (await create(acct.test_key, { action_policy: { blocked_actions: ["click"] } })).body.session_id;
     const r = await step(acct.test_key, id);
-    expect(r.body.actions).toEqual([{ action_type: "fail", params: expect.objectContaining({ code: "ACTION_POLICY_VIOLATION" }) }]);
+    expect(r.body.actions).toEqual([
+      { action_type: "fail", params: expect.objectContaining({ code: "ACTION_POLICY_VIOLATION" }) },
+    ]);
   });
 
   it("an idle session expires: later calls are 404 SESSION_NOT_FOUND", async () => {
     const id = (await create(acct.test_key)).body.session_id;
     await s.app.deps.db.predictSession.update({ where: { id }, data: { expiresAt: new Date(Date.now() - 1000) } });
     envelope(await step(acct.test_key, id), 404, "SESSION_NOT_FOUND");
-    expect((await call(s.url, "GET", "/v1/sessions", { key: acct.test_key })).body.sessions.map((x: { session_id: string }) => x.session_id)).not.toContain(id);
+    expect(
+      (await call(s.url, "GET", "/v1/sessions", { key: acct.test_key })).body.sessions.map(
+        (x: { session_id: string }) => x.session_id,
+      ),
+    ).not.toContain(id);
   });
 
   it("predict and reset restart the idle TTL", async () => {
@@ -127,10 +152,16 @@ describe("limits and billing", () => {
     expect(c.headers.get("x-credits-remaining")).toBe("90");
     // the live managed engine is the local engine here; an HD blank image gives a fail action, still billed
     const id = c.body.session_id;
-    const p1 = await call(s.url, "POST", `/v1/sessions/${id}/predict`, { key: a.live_key, body: { screenshot: HD, instruction: "press enter" } });
+    const p1 = await call(s.url, "POST", `/v1/sessions/${id}/predict`, {
+      key: a.live_key,
+      body: { screenshot: HD, instruction: "press enter" },
+    });
     expect(p1.status).toBe(200);
     expect(p1.headers.get("x-credits-charged")).toBe("5"); // 4 + HD
-    const p2 = await call(s.url, "POST", `/v1/sessions/${id}/predict`, { key: a.live_key, body: { screenshot: SHOT, instruction: "press enter" } });
+    const p2 = await call(s.url, "POST", `/v1/sessions/${id}/predict`, {
+      key: a.live_key,
+      body: { screenshot: SHOT, instruction: "press enter" },
+    });
     expect(p2.headers.get("x-credits-charged")).toBe("7"); // 4 + one visible trajectory image (2) + its HD (1)
     const u = await call(s.url, "GET", "/v1/usage", { key: a.live_key });
     expect(u.body.credits_charged).toBe(22);
@@ -139,7 +170,11 @@ describe("limits and billing", () => {
 
   it("a BYOK session holds its key in memory; without an explicit key a test key cannot name a provider", async () => {
     envelope(await create(acct.test_key, { llm_provider: "openai" }), 422, "LLM_KEY_NOT_CONFIGURED");
-    const c = await create(acct.test_key, {}, { "X-LLM-Provider": "openai", "X-LLM-Api-Key": "sk-byok-session-0123456789" });
+    const c = await create(
+      acct.test_key,
+      {},
+      { "X-LLM-Provider": "openai", "X-LLM-Api-Key": "sk-byok-session-0123456789" },
+    );
     expect(c.status).toBe(201);
     expect(c.body.llm).toEqual({ provider: "openai", model: expect.any(String) });
     expect(c.body.usage.credits_charged).toBe(0);

@@ -1,7 +1,8 @@
 // GET /v1/usage (DECISIONS.md "Accounts, keys, wallet") and /v1/llm/keys (SPEC.md provider keys rows,
 // DECISIONS.md "BYOK" answers).
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+
 import { resolveStoredLlmKey } from "@cua/core/llm-keys/llm-keys";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { call, envelope, startTestServer, type TestServer } from "./helpers.ts";
 
 let s: TestServer;
@@ -46,9 +47,12 @@ describe("GET /v1/usage", () => {
     ]);
   });
 
-  it.each(["2026-13", "2026-1", "26-01", "2026-00", "abcd-ef", "2026-011"])("period %j is 400 INVALID_PERIOD", async (p) => {
-    envelope(await call(s.url, "GET", `/v1/usage?period=${p}`, { key: acct.live_key }), 400, "INVALID_PERIOD");
-  });
+  it.each(["2026-13", "2026-1", "26-01", "2026-00", "abcd-ef", "2026-011"])(
+    "period %j is 400 INVALID_PERIOD",
+    async (p) => {
+      envelope(await call(s.url, "GET", `/v1/usage?period=${p}`, { key: acct.live_key }), 400, "INVALID_PERIOD");
+    },
+  );
 });
 
 describe("/v1/llm/keys", () => {
@@ -56,16 +60,27 @@ describe("/v1/llm/keys", () => {
   it("PUT stores a key and answers only its fingerprint; GET lists metadata only", async () => {
     const r = await call(s.url, "PUT", "/v1/llm/keys/openai", { key: acct.live_key, body: { api_key: OPENAI } });
     expect(r.status).toBe(200);
-    expect(r.body).toEqual({ provider: "openai", key_fingerprint: expect.stringMatching(/^[0-9a-f]{16}$/), stored: true });
+    expect(r.body).toEqual({
+      provider: "openai",
+      key_fingerprint: expect.stringMatching(/^[0-9a-f]{16}$/),
+      stored: true,
+    });
     const list = await call(s.url, "GET", "/v1/llm/keys", { key: acct.live_key });
     expect(list.body.keys).toEqual([
-      { provider: "openai", key_fingerprint: r.body.key_fingerprint, created_at: expect.any(String), updated_at: expect.any(String) },
+      {
+        provider: "openai",
+        key_fingerprint: r.body.key_fingerprint,
+        created_at: expect.any(String),
+        updated_at: expect.any(String),
+      },
     ]);
     expect(list.text).not.toContain(OPENAI);
   });
 
   it("the key is encrypted at rest and decrypts for engine use", async () => {
-    const rows = await s.app.deps.db.$queryRaw<{ t: string }[]>`SELECT encode(ciphertext, 'escape') || encode(wrapped_dek, 'escape') AS t FROM provider_keys`;
+    const rows = await s.app.deps.db.$queryRaw<
+      { t: string }[]
+    >`SELECT encode(ciphertext, 'escape') || encode(wrapped_dek, 'escape') AS t FROM provider_keys`;
     for (const row of rows) expect(row.t).not.toContain(OPENAI);
     expect(await resolveStoredLlmKey(s.app.deps, acct.account_id, "openai")).toBe(OPENAI);
   });
@@ -79,13 +94,19 @@ describe("/v1/llm/keys", () => {
   });
 
   it("DELETE removes it; a second DELETE is 404 LLM_KEY_NOT_FOUND", async () => {
-    expect((await call(s.url, "DELETE", "/v1/llm/keys/openai", { key: acct.live_key })).body).toEqual({ deleted: true });
+    expect((await call(s.url, "DELETE", "/v1/llm/keys/openai", { key: acct.live_key })).body).toEqual({
+      deleted: true,
+    });
     envelope(await call(s.url, "DELETE", "/v1/llm/keys/openai", { key: acct.live_key }), 404, "LLM_KEY_NOT_FOUND");
     expect(await resolveStoredLlmKey(s.app.deps, acct.account_id, "openai")).toBeNull();
   });
 
   it.each(["managed", "google", "OPENAI"])("provider %j is 422 LLM_PROVIDER_UNSUPPORTED", async (p) => {
-    envelope(await call(s.url, "PUT", `/v1/llm/keys/${p}`, { key: acct.live_key, body: { api_key: OPENAI } }), 422, "LLM_PROVIDER_UNSUPPORTED");
+    envelope(
+      await call(s.url, "PUT", `/v1/llm/keys/${p}`, { key: acct.live_key, body: { api_key: OPENAI } }),
+      422,
+      "LLM_PROVIDER_UNSUPPORTED",
+    );
   });
 
   it.each([
@@ -93,19 +114,34 @@ describe("/v1/llm/keys", () => {
     ["openai", "short"],
     ["openai", "sk-with space 0123456789abcdef"],
   ])("a malformed %s key is 422 VALIDATION_ERROR at body.api_key", async (p, k) => {
-    const e = envelope(await call(s.url, "PUT", `/v1/llm/keys/${p}`, { key: acct.live_key, body: { api_key: k } }), 422, "VALIDATION_ERROR");
+    const e = envelope(
+      await call(s.url, "PUT", `/v1/llm/keys/${p}`, { key: acct.live_key, body: { api_key: k } }),
+      422,
+      "VALIDATION_ERROR",
+    );
     expect(e.details[0].path).toBe("body.api_key");
   });
 
   it("test keys get 403 FEATURE_NOT_AVAILABLE even with the llm_keys scope", async () => {
-    for (const [m, b] of [["GET", undefined], ["PUT", { api_key: OPENAI }], ["DELETE", undefined]] as const) {
-      envelope(await call(s.url, m, "/v1/llm/keys" + (m === "GET" ? "" : "/openai"), { key: acct.test_key, body: b }), 403, "FEATURE_NOT_AVAILABLE");
+    for (const [m, b] of [
+      ["GET", undefined],
+      ["PUT", { api_key: OPENAI }],
+      ["DELETE", undefined],
+    ] as const) {
+      envelope(
+        await call(s.url, m, "/v1/llm/keys" + (m === "GET" ? "" : "/openai"), { key: acct.test_key, body: b }),
+        403,
+        "FEATURE_NOT_AVAILABLE",
+      );
     }
   });
 
   it("accounts are isolated", async () => {
     const other = await s.account();
-    await call(s.url, "PUT", "/v1/llm/keys/anthropic", { key: other.live_key, body: { api_key: "sk-ant-0123456789abcdefghij" } });
+    await call(s.url, "PUT", "/v1/llm/keys/anthropic", {
+      key: other.live_key,
+      body: { api_key: "sk-ant-0123456789abcdefghij" },
+    });
     const mine = await call(s.url, "GET", "/v1/llm/keys", { key: acct.live_key });
     expect(mine.body.keys.find((k: { provider: string }) => k.provider === "anthropic")).toBeUndefined();
     envelope(await call(s.url, "DELETE", "/v1/llm/keys/anthropic", { key: acct.live_key }), 404, "LLM_KEY_NOT_FOUND");

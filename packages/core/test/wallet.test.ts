@@ -12,11 +12,17 @@ let tdb: TestDatabase;
 let deps: CoreDeps;
 beforeAll(async () => {
   tdb = await createTestDatabase();
-  deps = { db: tdb.db, clock: { now: () => new Date() }, kek: Buffer.alloc(32, 7), logger: { debug() {}, info() {}, warn() {}, error() {} } };
+  deps = {
+    db: tdb.db,
+    clock: { now: () => new Date() },
+    kek: Buffer.alloc(32, 7),
+    logger: { debug() {}, info() {}, warn() {}, error() {} },
+  };
 });
 afterAll(() => tdb.drop());
 
-const newAccount = async (credits: number) => (await createAccount(deps, { name: "w", tier: "free", credits })).account_id;
+const newAccount = async (credits: number) =>
+  (await createAccount(deps, { name: "w", tier: "free", credits })).account_id;
 
 describe("wallet ledger", () => {
   it("reserve -> capture charges once; the ledger explains the balance", async () => {
@@ -65,7 +71,9 @@ describe("concurrency (the proof the issue asks for)", () => {
   it("120 concurrent reservations of 7 on 500 credits: exactly 71 succeed, the balance ends at 3, never below 0", async () => {
     const a = await newAccount(500);
     const results = await Promise.allSettled(
-      Array.from({ length: 120 }, (_, i) => reserve(deps, { accountId: a, amount: 7, endpoint: "POST /v1/predict", requestId: `r${i}` })),
+      Array.from({ length: 120 }, (_, i) =>
+        reserve(deps, { accountId: a, amount: 7, endpoint: "POST /v1/predict", requestId: `r${i}` }),
+      ),
     );
     const ok = results.filter((r) => r.status === "fulfilled");
     const denied = results.filter((r) => r.status === "rejected");
@@ -79,7 +87,9 @@ describe("concurrency (the proof the issue asks for)", () => {
 
   it("racing capture, refund and release of the same reservations settle each exactly once", async () => {
     const a = await newAccount(300);
-    const rs = await Promise.all(Array.from({ length: 30 }, () => reserve(deps, { accountId: a, amount: 10, endpoint: "x" })));
+    const rs = await Promise.all(
+      Array.from({ length: 30 }, () => reserve(deps, { accountId: a, amount: 10, endpoint: "x" })),
+    );
     expect(await getBalance(deps, a)).toBe(0);
     const outcomes = await Promise.all(
       rs.flatMap((r) => [capture(deps, r.id), refund(deps, r.id), release(deps, r.id), capture(deps, r.id)]),
@@ -87,7 +97,9 @@ describe("concurrency (the proof the issue asks for)", () => {
     const settled = outcomes.filter((o) => o !== null);
     expect(settled.length).toBe(30);
     const captured = (await listLedger(deps, { accountId: a, kind: "capture", limit: 100 })).length;
-    const returned = (await listLedger(deps, { accountId: a, kind: "refund", limit: 100 })).length + (await listLedger(deps, { accountId: a, kind: "release", limit: 100 })).length;
+    const returned =
+      (await listLedger(deps, { accountId: a, kind: "refund", limit: 100 })).length +
+      (await listLedger(deps, { accountId: a, kind: "release", limit: 100 })).length;
     expect(captured + returned).toBe(30);
     expect(await getBalance(deps, a)).toBe(returned * 10);
     expect(await ledgerSum(deps, a)).toBe(returned * 10);
@@ -96,7 +108,11 @@ describe("concurrency (the proof the issue asks for)", () => {
   it("concurrent top-ups and reservations keep balance == sum of the ledger", async () => {
     const a = await newAccount(50);
     await Promise.allSettled([
-      ...Array.from({ length: 40 }, () => reserve(deps, { accountId: a, amount: 3, endpoint: "x" }).then((r) => (Math.random() < 0.5 ? capture(deps, r.id) : refund(deps, r.id)))),
+      ...Array.from({ length: 40 }, () =>
+        reserve(deps, { accountId: a, amount: 3, endpoint: "x" }).then((r) =>
+          Math.random() < 0.5 ? capture(deps, r.id) : refund(deps, r.id),
+        ),
+      ),
       ...Array.from({ length: 10 }, () => topUp(deps, { accountId: a, credits: 5 })),
     ]);
     const bal = await getBalance(deps, a);
@@ -110,14 +126,27 @@ describe("idempotency records bind the endpoint", () => {
     const a = await newAccount(0);
     const base = { scope: "key:k1", key: "same", accountId: a, mode: "live" as const, bodyHash: "h" };
     expect((await beginIdempotent(deps, { ...base, endpoint: "POST /v1/predict" })).kind).toBe("execute");
-    await expect(beginIdempotent(deps, { ...base, endpoint: "POST /v1/ground" })).rejects.toMatchObject({ code: "IDEMPOTENCY_KEY_REUSED" });
-    await expect(beginIdempotent(deps, { ...base, endpoint: "POST /v1/predict", bodyHash: "other" })).rejects.toMatchObject({ code: "IDEMPOTENCY_KEY_REUSED" });
-    await expect(beginIdempotent(deps, { ...base, endpoint: "POST /v1/predict" })).rejects.toMatchObject({ code: "IDEMPOTENCY_IN_FLIGHT" });
+    await expect(beginIdempotent(deps, { ...base, endpoint: "POST /v1/ground" })).rejects.toMatchObject({
+      code: "IDEMPOTENCY_KEY_REUSED",
+    });
+    await expect(
+      beginIdempotent(deps, { ...base, endpoint: "POST /v1/predict", bodyHash: "other" }),
+    ).rejects.toMatchObject({ code: "IDEMPOTENCY_KEY_REUSED" });
+    await expect(beginIdempotent(deps, { ...base, endpoint: "POST /v1/predict" })).rejects.toMatchObject({
+      code: "IDEMPOTENCY_IN_FLIGHT",
+    });
   });
 
   it("a processing record past its pending window is taken over (the first holder crashed)", async () => {
     const a = await newAccount(0);
-    const base = { scope: "key:k2", key: "stale", accountId: a, mode: "live" as const, bodyHash: "h", endpoint: "POST /v1/predict" };
+    const base = {
+      scope: "key:k2",
+      key: "stale",
+      accountId: a,
+      mode: "live" as const,
+      bodyHash: "h",
+      endpoint: "POST /v1/predict",
+    };
     const first = await beginIdempotent(deps, { ...base, pendingWindowSeconds: 1 });
     expect(first.kind).toBe("execute");
     await new Promise((r) => setTimeout(r, 1100));

@@ -75,11 +75,7 @@ async function diffHistoryToSchema(): Promise<string> {
   const pglite = new PGlite();
   const adapter = bindMigrationAwareSqlAdapterFactory(new PrismaPGlite(pglite) as any);
   const files = schemaFiles();
-  const engine = await bg.SchemaEngine.new(
-    { datamodels: files.map((f) => [f.path, f.content]) },
-    () => {},
-    adapter,
-  );
+  const engine = await bg.SchemaEngine.new({ datamodels: files.map((f) => [f.path, f.content]) }, () => {}, adapter);
   try {
     const r = await engine.diff({
       from: { tag: "migrations", ...migrationsList() },
@@ -146,7 +142,11 @@ try {
     process.exitCode = 2;
   }
 } catch (e) {
-  console.error("migrate failed:", (e as Error).message ?? e, (globalThis as any).PRISMA_WASM_PANIC_REGISTRY?.message ?? "");
+  console.error(
+    "migrate failed:",
+    (e as Error).message ?? e,
+    (globalThis as any).PRISMA_WASM_PANIC_REGISTRY?.message ?? "",
+  );
   process.exitCode = 1;
 }
 process.exit();

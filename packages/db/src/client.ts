@@ -79,7 +79,20 @@ export function isDbUnavailable(e: unknown): boolean {
     seen.add(cur);
     const code = String(cur.code ?? cur.errorCode ?? "");
     const msg = String(cur.message ?? "");
-    if (["ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "ENOTFOUND", "EHOSTUNREACH", "57P01", "57P03", "P1001", "P1017", "P2024"].includes(code))
+    if (
+      [
+        "ECONNREFUSED",
+        "ECONNRESET",
+        "ETIMEDOUT",
+        "ENOTFOUND",
+        "EHOSTUNREACH",
+        "57P01",
+        "57P03",
+        "P1001",
+        "P1017",
+        "P2024",
+      ].includes(code)
+    )
       return true;
     if (cur.kind === "DatabaseNotReachable" || cur.cause?.kind === "DatabaseNotReachable") return true;
     if (

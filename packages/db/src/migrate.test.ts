@@ -1,5 +1,5 @@
-import { afterAll, describe, expect, it } from "vitest";
 import pg from "pg";
+import { afterAll, describe, expect, it } from "vitest";
 import { applyMigrations, listMigrationFiles, pendingMigrations } from "./migrate.ts";
 import { createEmptyDatabase } from "./testing.ts";
 
@@ -24,7 +24,11 @@ describe("applyMigrations", () => {
     expect(await pendingMigrations(runner)).toEqual(files.map((f) => f.name));
     const first = await applyMigrations(runner);
     expect(first.applied).toEqual(files.map((f) => f.name));
-    const rows = (await c.query('SELECT migration_name, checksum, finished_at, applied_steps_count FROM "_prisma_migrations" ORDER BY migration_name')).rows;
+    const rows = (
+      await c.query(
+        'SELECT migration_name, checksum, finished_at, applied_steps_count FROM "_prisma_migrations" ORDER BY migration_name',
+      )
+    ).rows;
     expect(rows.map((r) => r.migration_name)).toEqual(files.map((f) => f.name));
     expect(rows.map((r) => r.checksum)).toEqual(files.map((f) => f.checksum));
     expect(rows.every((r) => r.finished_at instanceof Date && r.applied_steps_count === 1)).toBe(true);

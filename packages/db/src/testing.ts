@@ -101,5 +101,8 @@ export async function createTestDatabase(): Promise<TestDatabase> {
 export async function createEmptyDatabase(): Promise<{ url: string; drop(): Promise<void> }> {
   const name = testDbName();
   await admin((c) => c.query(`CREATE DATABASE "${name}"`));
-  return { url: urlFor(name), drop: () => admin((c) => c.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`)).then(() => {}) };
+  return {
+    url: urlFor(name),
+    drop: () => admin((c) => c.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`)).then(() => {}),
+  };
 }

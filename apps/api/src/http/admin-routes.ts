@@ -28,12 +28,14 @@ export function registerAdminRoutes(app: FastifyInstance, deps: AppDeps) {
   app.post("/internal/admin/:command", async (req) => {
     const given = Buffer.from(String(req.headers["x-admin-token"] ?? ""));
     const loopback = ["127.0.0.1", "::1", "::ffff:127.0.0.1"].includes(req.ip);
-    if (!loopback || given.length !== tokenBuf.length || !timingSafeEqual(given, tokenBuf)) throw new CoreError("NOT_FOUND");
+    if (!loopback || given.length !== tokenBuf.length || !timingSafeEqual(given, tokenBuf))
+      throw new CoreError("NOT_FOUND");
     const body = (req.body ?? {}) as Record<string, any>;
     const { command } = req.params as { command: string };
     if (command === "account-create") return createAccount(deps, body as any);
     if (command === "account-list") return listAccounts(deps);
-    if (command === "wallet-topup") return topUp(deps, { accountId: body.accountId, credits: body.credits, note: "admin CLI top-up" });
+    if (command === "wallet-topup")
+      return topUp(deps, { accountId: body.accountId, credits: body.credits, note: "admin CLI top-up" });
     throw new CoreError("NOT_FOUND");
   });
 }

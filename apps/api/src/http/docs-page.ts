@@ -4,7 +4,10 @@ import { ERROR_CODES, errorType } from "@cua/core/errors";
 import type { FastifyInstance } from "fastify";
 
 const esc = (s: unknown) =>
-  String(s ?? "").replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]!);
+  String(s ?? "").replace(
+    /[&<>"']/g,
+    (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]!,
+  );
 
 const STYLE = `body{font:15px/1.5 system-ui,sans-serif;margin:0;color:#1f2328;background:#fff}
 main{max-width:1000px;margin:auto;padding:24px}h1{font-size:26px}h2{margin-top:40px;border-bottom:1px solid #ddd}
@@ -24,13 +27,18 @@ function renderDoc(doc: any): string {
     for (const [method, op] of Object.entries<any>(item)) {
       const tag = op.tags?.[0] ?? "Other";
       const params = (op.parameters ?? [])
-        .map((p: any) => `<tr><td><code>${esc(p.name)}</code></td><td>${esc(p.in)}</td><td>${p.required ? "yes" : "no"}</td><td>${esc(p.description ?? p.schema?.description ?? "")}</td></tr>`)
+        .map(
+          (p: any) =>
+            `<tr><td><code>${esc(p.name)}</code></td><td>${esc(p.in)}</td><td>${p.required ? "yes" : "no"}</td><td>${esc(p.description ?? p.schema?.description ?? "")}</td></tr>`,
+        )
         .join("");
       const body = op.requestBody?.content?.["application/json"]?.schema;
       const responses = Object.entries<any>(op.responses ?? {})
         .map(([s, r]) => `<tr><td>${esc(s)}</td><td>${esc(r.description)}</td></tr>`)
         .join("");
-      const okSchema = Object.entries<any>(op.responses ?? {}).find(([s]) => s.startsWith("2"))?.[1]?.content?.["application/json"]?.schema;
+      const okSchema = Object.entries<any>(op.responses ?? {}).find(([s]) => s.startsWith("2"))?.[1]?.content?.[
+        "application/json"
+      ]?.schema;
       const html = `<div class="op" id="${esc(op.operationId ?? `${method}-${path}`)}"><div><span class="m ${method}">${method.toUpperCase()}</span> <code>/v1${esc(path)}</code> ${op["x-required-scope"] ? `<small>scope <code>${esc(op["x-required-scope"])}</code></small>` : op.security?.length === 0 ? "<small>public</small>" : ""} ${op["x-idempotency"] ? "<small>· Idempotency-Key</small>" : ""}</div>
 <p><b>${esc(op.summary)}</b> ${esc(op.description)}</p>
 ${params ? `<table><tr><th>parameter</th><th>in</th><th>required</th><th></th></tr>${params}</table>` : ""}
@@ -65,7 +73,10 @@ function renderErrors(): string {
 
 export function registerDocs(app: FastifyInstance, getDoc: () => unknown) {
   let html: string | undefined;
-  app.get("/docs", async (_req, reply) => reply.type("text/html; charset=utf-8").send((html ??= renderDoc(getDoc()))));
+  app.get("/docs", async (_req, reply) => {
+    html ??= renderDoc(getDoc());
+    return reply.type("text/html; charset=utf-8").send(html);
+  });
   const errorsHtml = renderErrors();
   app.get("/docs/errors", async (_req, reply) => reply.type("text/html; charset=utf-8").send(errorsHtml));
 }

@@ -3,8 +3,8 @@
 // envelope, security schemes, Idempotency-Key headers) and the plain routes served outside tRPC.
 import { ERROR_CODES, type ErrorCode } from "@cua/core/errors";
 import { generateOpenApiDocument } from "trpc-to-openapi";
-import { appRouter } from "../trpc/router.ts";
 import type { Meta } from "../trpc/init.ts";
+import { appRouter } from "../trpc/router.ts";
 import { PLAIN_ROUTES } from "./plain-routes.ts";
 
 type Json = Record<string, any>;
@@ -23,7 +23,18 @@ const ErrorEnvelopeSchema = {
         message: { type: "string", description: "human text" },
         type: {
           type: "string",
-          enum: ["invalid_request_error", "auth_error", "forbidden", "billing_error", "not_found_error", "conflict_error", "gone_error", "rate_limit_error", "upstream_error", "server_error"],
+          enum: [
+            "invalid_request_error",
+            "auth_error",
+            "forbidden",
+            "billing_error",
+            "not_found_error",
+            "conflict_error",
+            "gone_error",
+            "rate_limit_error",
+            "upstream_error",
+            "server_error",
+          ],
         },
         request_id: { type: "string" },
         retryable: { type: "boolean" },
@@ -57,9 +68,19 @@ function procedureMetas(): Map<string, Meta> {
 }
 
 const RATE_HEADERS = Object.fromEntries(
-  ["X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset", "RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset"].map((h) => [
+  [
+    "X-RateLimit-Limit",
+    "X-RateLimit-Remaining",
+    "X-RateLimit-Reset",
+    "RateLimit-Limit",
+    "RateLimit-Remaining",
+    "RateLimit-Reset",
+  ].map((h) => [
     h,
-    { schema: { type: "integer" }, description: h.endsWith("Reset") ? "seconds until the window resets" : "per-key window" },
+    {
+      schema: { type: "integer" },
+      description: h.endsWith("Reset") ? "seconds until the window resets" : "per-key window",
+    },
   ]),
 );
 
@@ -76,7 +97,8 @@ export function errorResponses(codes: Iterable<ErrorCode>): Json {
       Link: { schema: { type: "string" }, description: '<docs_url>; rel="help"' },
     };
     if (status === 401) headers["WWW-Authenticate"] = { schema: { type: "string" }, description: "Bearer" };
-    if (status === 429 || status === 503) headers["Retry-After"] = { schema: { type: "integer" }, description: "seconds" };
+    if (status === 429 || status === 503)
+      headers["Retry-After"] = { schema: { type: "integer" }, description: "seconds" };
     out[String(status)] = {
       description: list.map((c) => `${c}: ${ERROR_CODES[c].message}`).join(" | "),
       headers,
@@ -103,7 +125,12 @@ export function buildOpenApiDocument(baseUrl: string): Json {
     description:
       "Send a screenshot and an instruction, get structured actions back. Errors use one envelope (see ErrorEnvelope and /docs/errors). Every response carries X-Service-Request-Id; test keys add X-Service-Test-Mode: true.",
     securitySchemes: {
-      ApiKeyHeader: { type: "apiKey", in: "header", name: "X-API-Key", description: "sk-svc-live-<48 hex> or sk-svc-test-<48 hex>; no Bearer prefix here" },
+      ApiKeyHeader: {
+        type: "apiKey",
+        in: "header",
+        name: "X-API-Key",
+        description: "sk-svc-live-<48 hex> or sk-svc-test-<48 hex>; no Bearer prefix here",
+      },
       BearerAuth: { type: "http", scheme: "bearer", description: "Authorization: Bearer <API key>" },
     },
   }) as Json;
@@ -142,13 +169,19 @@ export function buildOpenApiDocument(baseUrl: string): Json {
       ...op,
       security: isPublic ? [] : [{ ApiKeyHeader: [] }, { BearerAuth: [] }],
       ...(scope ? { "x-required-scope": scope } : {}),
-      responses: { ...op.responses, ...errorResponses(commonErrors({ public: isPublic, scope, errors: extraErrors }, false)) },
+      responses: {
+        ...op.responses,
+        ...errorResponses(commonErrors({ public: isPublic, scope, errors: extraErrors }, false)),
+      },
     };
   }
   doc.components ??= {};
   doc.components.schemas = { ...(doc.components.schemas ?? {}), ErrorEnvelope: ErrorEnvelopeSchema };
   doc["x-error-codes"] = Object.fromEntries(
-    Object.entries(ERROR_CODES).map(([code, i]) => [code, { status: i.status, retryable: i.retryable, retry_with_same_idempotency_key: i.sameKey, message: i.message }]),
+    Object.entries(ERROR_CODES).map(([code, i]) => [
+      code,
+      { status: i.status, retryable: i.retryable, retry_with_same_idempotency_key: i.sameKey, message: i.message },
+    ]),
   );
   return doc;
 }

@@ -37,7 +37,11 @@ export class RedisStore implements RateLimitStore {
   constructor(private readonly redis: Redis) {}
   async hit(bucket: string, windowStart: number, windowMs: number): Promise<number> {
     const key = `rl:${bucket}:${windowStart}`;
-    const r = await this.redis.multi().incr(key).pexpire(key, windowMs * 2).exec();
+    const r = await this.redis
+      .multi()
+      .incr(key)
+      .pexpire(key, windowMs * 2)
+      .exec();
     return Number(r?.[0]?.[1] ?? 0);
   }
   async close() {

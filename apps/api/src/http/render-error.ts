@@ -1,6 +1,7 @@
 // Renders any thrown value as the SPEC.md error envelope, from the one code table in core.
-import { isDbUnavailable } from "@cua/db/client";
+
 import { CoreError, ERROR_CODES, type ErrorCode, errorType } from "@cua/core/errors";
+import { isDbUnavailable } from "@cua/db/client";
 import { TRPCError } from "@trpc/server";
 
 export interface Envelope {
@@ -66,8 +67,10 @@ export function toCoreError(e: unknown, location = "body"): CoreError {
   else if (cause instanceof CoreError) out = cause;
   else if (cause && (cause as any).name === "ZodError") out = fromZod((cause as any).issues, location);
   else if (isDbUnavailable(cause ?? e)) out = new CoreError("DB_UNAVAILABLE", undefined, { retry_after: 5 });
-  else if ((cause as any)?.statusCode === 413 || (e as any)?.statusCode === 413) out = new CoreError("PAYLOAD_TOO_LARGE");
-  else if (e instanceof TRPCError && TRPC_TO_CODE[e.code]) out = new CoreError(TRPC_TO_CODE[e.code]!, e.code === "NOT_FOUND" ? "No such route." : e.message);
+  else if ((cause as any)?.statusCode === 413 || (e as any)?.statusCode === 413)
+    out = new CoreError("PAYLOAD_TOO_LARGE");
+  else if (e instanceof TRPCError && TRPC_TO_CODE[e.code])
+    out = new CoreError(TRPC_TO_CODE[e.code]!, e.code === "NOT_FOUND" ? "No such route." : e.message);
   else out = new CoreError("INTERNAL_ERROR");
   if (out.code === "INTERNAL_ERROR" && !(e instanceof CoreError) && !(cause instanceof CoreError)) {
     (out as any).original = e;

@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { publicProcedure } from "../trpc/procedures.ts";
 import { router } from "../trpc/init.ts";
+import { publicProcedure } from "../trpc/procedures.ts";
 
 const HealthOutput = z.object({
   status: z.enum(["ok", "degraded"]).describe("ok when every check passes"),

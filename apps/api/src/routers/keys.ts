@@ -35,7 +35,13 @@ export const keysRouter = router({
   list: apiProcedure
     .meta({
       scope: "keys",
-      openapi: { method: "GET", path: "/keys", tags: ["Account"], summary: "List API keys", description: "A test key sees test keys; a live key sees live and legacy keys." },
+      openapi: {
+        method: "GET",
+        path: "/keys",
+        tags: ["Account"],
+        summary: "List API keys",
+        description: "A test key sees test keys; a live key sees live and legacy keys.",
+      },
     })
     .input(z.void())
     .output(z.object({ keys: z.array(KeyItem).describe("active keys") }))
@@ -44,7 +50,13 @@ export const keysRouter = router({
     .meta({
       scope: "keys",
       errors: ["INVALID_KEY_ID", "NOT_FOUND"],
-      openapi: { method: "DELETE", path: "/keys/{key_id}", tags: ["Account"], summary: "Revoke an API key", description: "A key of the other mode or an unknown id is 404." },
+      openapi: {
+        method: "DELETE",
+        path: "/keys/{key_id}",
+        tags: ["Account"],
+        summary: "Revoke an API key",
+        description: "A key of the other mode or an unknown id is 404.",
+      },
     })
     .input(DeleteKeyInput)
     .output(DeletedKey)

@@ -1,5 +1,5 @@
-import { z } from "zod";
 import { ALL_SCOPES } from "@cua/core/keys/scopes";
+import { z } from "zod";
 import { NullableTimestamp, Timestamp } from "./common.types.ts";
 
 export const ScopeName = z.string().describe(`one of: ${ALL_SCOPES.join(", ")}`);

@@ -11,7 +11,13 @@ export const llmKeysRouter = router({
     .meta({
       scope: "llm_keys",
       errors: ["FEATURE_NOT_AVAILABLE"],
-      openapi: { method: "GET", path: "/llm/keys", tags: ["Account"], summary: "List stored provider keys", description: "Live keys only. Metadata only: the key itself is never returned." },
+      openapi: {
+        method: "GET",
+        path: "/llm/keys",
+        tags: ["Account"],
+        summary: "List stored provider keys",
+        description: "Live keys only. Metadata only: the key itself is never returned.",
+      },
     })
     .input(z.void())
     .output(
@@ -31,7 +37,13 @@ export const llmKeysRouter = router({
     .meta({
       scope: "llm_keys",
       errors: ["FEATURE_NOT_AVAILABLE", "LLM_PROVIDER_UNSUPPORTED"],
-      openapi: { method: "PUT", path: "/llm/keys/{provider}", tags: ["Account"], summary: "Store a provider key", description: "An upsert; encrypted at rest (AES-256-GCM envelope). Checks the key's form only." },
+      openapi: {
+        method: "PUT",
+        path: "/llm/keys/{provider}",
+        tags: ["Account"],
+        summary: "Store a provider key",
+        description: "An upsert; encrypted at rest (AES-256-GCM envelope). Checks the key's form only.",
+      },
     })
     .input(z.strictObject({ provider: Provider, api_key: z.string().describe("the provider API key") }))
     .output(
@@ -46,7 +58,13 @@ export const llmKeysRouter = router({
     .meta({
       scope: "llm_keys",
       errors: ["FEATURE_NOT_AVAILABLE", "LLM_PROVIDER_UNSUPPORTED", "LLM_KEY_NOT_FOUND"],
-      openapi: { method: "DELETE", path: "/llm/keys/{provider}", tags: ["Account"], summary: "Delete a stored provider key", description: "Stops future lookups; snapshots held by active runs and sessions are not revoked." },
+      openapi: {
+        method: "DELETE",
+        path: "/llm/keys/{provider}",
+        tags: ["Account"],
+        summary: "Delete a stored provider key",
+        description: "Stops future lookups; snapshots held by active runs and sessions are not revoked.",
+      },
     })
     .input(z.object({ provider: Provider }))
     .output(z.object({ deleted: z.literal(true) }))

@@ -17,7 +17,13 @@ const ModelsOutput = z.object({
 export const modelsRouter = router({
   list: apiProcedure
     .meta({
-      openapi: { method: "GET", path: "/models", tags: ["Prediction"], summary: "Models, CUA versions and pricing", description: "Needs any valid key, no scope." },
+      openapi: {
+        method: "GET",
+        path: "/models",
+        tags: ["Prediction"],
+        summary: "Models, CUA versions and pricing",
+        description: "Needs any valid key, no scope.",
+      },
     })
     .input(z.void())
     .output(ModelsOutput)

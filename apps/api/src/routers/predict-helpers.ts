@@ -1,5 +1,5 @@
-import type { Billed, CallContext } from "@cua/core/predict/predict";
 import type { Principal } from "@cua/core/keys/authenticate-key";
+import type { Billed, CallContext } from "@cua/core/predict/predict";
 import { type Ctx, header } from "../trpc/context.ts";
 
 export function callContext(ctx: Ctx & { principal: Principal }, withLlmHeaders = true): CallContext {

@@ -20,12 +20,22 @@ export const usageRouter = router({
     .meta({
       scope: "usage",
       errors: ["INVALID_PERIOD"],
-      openapi: { method: "GET", path: "/usage", tags: ["Account"], summary: "Usage summary", description: "Requests and credits by endpoint for a month of the caller's mode." },
+      openapi: {
+        method: "GET",
+        path: "/usage",
+        tags: ["Account"],
+        summary: "Usage summary",
+        description: "Requests and credits by endpoint for a month of the caller's mode.",
+      },
     })
     .input(z.object({ period: z.string().optional().describe("YYYY-MM, default the current month (UTC)") }))
     .output(UsageOutput)
     .query(async ({ ctx, input }) => {
       await ctx.deps.usage.flush();
-      return usageSummary(ctx.deps, { accountId: ctx.principal.accountId, mode: ctx.principal.mode, period: input.period });
+      return usageSummary(ctx.deps, {
+        accountId: ctx.principal.accountId,
+        mode: ctx.principal.mode,
+        period: input.period,
+      });
     }),
 });

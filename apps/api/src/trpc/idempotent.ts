@@ -1,12 +1,19 @@
 // Wraps a reserve-and-replay operation (SPEC.md "Idem." RR). Without an Idempotency-Key the operation
 // just runs. The response stored for replay is the body, the status and the billing headers.
+
+import { ERROR_CODES } from "@cua/core/errors";
 import { abandonIdempotent, beginIdempotent, completeIdempotent, fingerprint } from "@cua/core/idempotency/idempotency";
 import type { Principal } from "@cua/core/keys/authenticate-key";
-import { ERROR_CODES } from "@cua/core/errors";
 import { ReplayedResponse, renderError, toCoreError } from "../http/render-error.ts";
 import { baseUrlOf, type Ctx, header } from "./context.ts";
 
-const REPLAYED_HEADERS = ["X-Credits-Charged", "X-Credits-Remaining", "X-Credits-Refunded", "Cache-Control", "Location"];
+const REPLAYED_HEADERS = [
+  "X-Credits-Charged",
+  "X-Credits-Remaining",
+  "X-Credits-Refunded",
+  "Cache-Control",
+  "Location",
+];
 
 export async function idempotent<T>(
   ctx: Ctx & { principal: Principal },

@@ -2,7 +2,7 @@ import type { ErrorCode } from "@cua/core/errors";
 import type { Scope } from "@cua/core/keys/scopes";
 import { initTRPC } from "@trpc/server";
 import type { OpenApiMeta } from "trpc-to-openapi";
-import { renderError, ReplayedResponse, toCoreError } from "../http/render-error.ts";
+import { ReplayedResponse, renderError, toCoreError } from "../http/render-error.ts";
 import { baseUrlOf, type Ctx } from "./context.ts";
 
 export interface Meta extends OpenApiMeta {

@@ -1,9 +1,10 @@
 // The procedure builders every router uses. Check order (DECISIONS.md "Cross-cutting rules"):
 // 401 credential -> 429 rate limit (every authenticated call counts) -> 403 scope -> 400 header
 // format (Idempotency-Key) -> then input validation (.input() runs after this middleware).
-import { authenticateKey, type Principal } from "@cua/core/keys/authenticate-key";
+
 import { CoreError } from "@cua/core/errors";
 import { checkIdempotencyKey } from "@cua/core/idempotency/idempotency";
+import { authenticateKey, type Principal } from "@cua/core/keys/authenticate-key";
 import { rateLimitHeaders } from "../http/rate-limit.ts";
 import { header } from "./context.ts";
 import { t } from "./init.ts";

@@ -1,8 +1,9 @@
 // An operator's account bootstrap: account, a live and a test key holding every scope, a console
 // user with a generated password, and an opening wallet top-up recorded in the ledger.
+
+import { generatePassword, hashPassword } from "../auth/password.ts";
 import type { CoreDeps } from "../deps.ts";
 import { validationError } from "../errors.ts";
-import { hashPassword, generatePassword } from "../auth/password.ts";
 import { hex, newUuid } from "../ids.ts";
 import { insertKey } from "../keys/create-key.ts";
 import { ALL_SCOPES } from "../keys/scopes.ts";
@@ -25,7 +26,8 @@ export async function createAccount(
 ): Promise<CreatedAccount> {
   if (!input.name.trim()) throw validationError("name", "must not be empty");
   if (!TIERS.includes(input.tier)) throw validationError("tier", `must be one of ${TIERS.join(", ")}`);
-  if (!Number.isSafeInteger(input.credits) || input.credits < 0) throw validationError("credits", "must be a non-negative integer");
+  if (!Number.isSafeInteger(input.credits) || input.credits < 0)
+    throw validationError("credits", "must be a non-negative integer");
   const accountId = newUuid();
   const email = (input.email ?? `owner-${hex(4)}@console.local`).toLowerCase();
   const password = input.password ?? generatePassword();
@@ -38,7 +40,13 @@ export async function createAccount(
     return { live: live.raw, test: test.raw };
   });
   if (input.credits > 0) await topUp(deps, { accountId, credits: input.credits, note: "opening balance" });
-  return { account_id: accountId, live_key: keys.live, test_key: keys.test, console_email: email, console_password: password };
+  return {
+    account_id: accountId,
+    live_key: keys.live,
+    test_key: keys.test,
+    console_email: email,
+    console_password: password,
+  };
 }
 
 export async function listAccounts(deps: CoreDeps) {

@@ -22,7 +22,12 @@ function openBody(deps: CoreDeps, scopeKey: string, stored: unknown): unknown {
   const buf = Buffer.from(b64, "base64");
   const plain = open(
     deps.kek,
-    { iv: buf.subarray(0, 12), tag: buf.subarray(12, 28), wrappedDek: buf.subarray(28, 88), ciphertext: buf.subarray(88) },
+    {
+      iv: buf.subarray(0, 12),
+      tag: buf.subarray(12, 28),
+      wrappedDek: buf.subarray(28, 88),
+      ciphertext: buf.subarray(88),
+    },
     scopeKey,
   );
   return JSON.parse(plain);
@@ -121,7 +126,10 @@ export async function beginIdempotent(deps: CoreDeps, a: BeginArgs): Promise<Beg
 }
 
 export async function completeIdempotent(deps: CoreDeps, recordId: string, res: StoredResponse): Promise<void> {
-  const rec = await deps.db.idempotencyRecord.findUnique({ where: { id: recordId }, select: { scope: true, key: true } });
+  const rec = await deps.db.idempotencyRecord.findUnique({
+    where: { id: recordId },
+    select: { scope: true, key: true },
+  });
   if (!rec) return;
   await deps.db.idempotencyRecord.update({
     where: { id: recordId },
@@ -139,14 +147,13 @@ export async function abandonIdempotent(deps: CoreDeps, recordId: string): Promi
   await deps.db.idempotencyRecord.deleteMany({ where: { id: recordId, status: "processing" } });
 }
 
-export type LookupResult =
-  | { status: "processing" }
-  | { status: "completed"; original_status: number; result: unknown };
+export type LookupResult = { status: "processing" } | { status: "completed"; original_status: number; result: unknown };
 
 export async function lookupIdempotent(deps: CoreDeps, scope: string, key: string): Promise<LookupResult> {
   checkIdempotencyKey(key);
   const rec = await deps.db.idempotencyRecord.findUnique({ where: { scope_key: { scope, key } } });
-  if (!rec || rec.expiresAt <= deps.clock.now()) throw new CoreError("NOT_FOUND", "No result is stored for this Idempotency-Key.");
+  if (!rec || rec.expiresAt <= deps.clock.now())
+    throw new CoreError("NOT_FOUND", "No result is stored for this Idempotency-Key.");
   if (rec.status !== "completed") return { status: "processing" };
   return {
     status: "completed",

@@ -23,7 +23,10 @@ export async function authenticateKey(deps: CoreDeps & { keyCache?: KeyCache }, 
   const now = deps.clock.now();
   let entry = deps.keyCache?.get(hash, now.getTime());
   if (!entry) {
-    const key = await deps.db.apiKey.findUnique({ where: { keyHash: hash }, include: { account: { select: { tier: true } } } });
+    const key = await deps.db.apiKey.findUnique({
+      where: { keyHash: hash },
+      include: { account: { select: { tier: true } } },
+    });
     if (!key || !constantTimeEqualHex(key.keyHash, hash) || key.revokedAt) throw new CoreError("INVALID_API_KEY");
     entry = {
       principal: {

@@ -32,12 +32,23 @@ export function seal(kek: Buffer, secret: string, context: string): Sealed {
   const body = gcmEncrypt(dek, Buffer.from(secret, "utf8"), aad);
   const w = gcmEncrypt(kek, dek, aad);
   dek.fill(0);
-  return { ciphertext: body.ciphertext, iv: body.iv, tag: body.tag, wrappedDek: Buffer.concat([w.iv, w.tag, w.ciphertext]) };
+  return {
+    ciphertext: body.ciphertext,
+    iv: body.iv,
+    tag: body.tag,
+    wrappedDek: Buffer.concat([w.iv, w.tag, w.ciphertext]),
+  };
 }
 
 export function open(kek: Buffer, s: Sealed, context: string): string {
   const aad = Buffer.from(context);
-  const dek = gcmDecrypt(kek, s.wrappedDek.subarray(0, 12), s.wrappedDek.subarray(12, 28), s.wrappedDek.subarray(28), aad);
+  const dek = gcmDecrypt(
+    kek,
+    s.wrappedDek.subarray(0, 12),
+    s.wrappedDek.subarray(12, 28),
+    s.wrappedDek.subarray(28),
+    aad,
+  );
   try {
     return gcmDecrypt(dek, s.iv, s.tag, s.ciphertext, aad).toString("utf8");
   } finally {

@@ -13,7 +13,9 @@ export function parseProvider(p: string): LlmProvider {
   if ((LLM_PROVIDERS as readonly string[]).includes(p)) return p as LlmProvider;
   throw new CoreError(
     "LLM_PROVIDER_UNSUPPORTED",
-    p === "managed" ? "The managed engine has no storable key." : `Unsupported provider "${p}"; use anthropic or openai.`,
+    p === "managed"
+      ? "The managed engine has no storable key."
+      : `Unsupported provider "${p}"; use anthropic or openai.`,
   );
 }
 
@@ -27,8 +29,10 @@ export function checkProviderKeyForm(provider: LlmProvider, key: string): void {
   if (key.length < 20 || key.length > 512 || /\s/.test(key)) {
     throw validationError("body.api_key", "must be 20 to 512 characters without whitespace");
   }
-  if (provider === "anthropic" && !key.startsWith("sk-ant-")) throw validationError("body.api_key", "an Anthropic key starts with sk-ant-");
-  if (provider === "openai" && !key.startsWith("sk-")) throw validationError("body.api_key", "an OpenAI key starts with sk-");
+  if (provider === "anthropic" && !key.startsWith("sk-ant-"))
+    throw validationError("body.api_key", "an Anthropic key starts with sk-ant-");
+  if (provider === "openai" && !key.startsWith("sk-"))
+    throw validationError("body.api_key", "an OpenAI key starts with sk-");
 }
 
 function requireLive(p: Principal) {
@@ -44,7 +48,13 @@ export async function putLlmKey(deps: CoreDeps, p: Principal, providerRaw: strin
   const s = seal(deps.kek, apiKey, ctxOf(p.accountId, provider));
   const fp = keyFingerprint(apiKey);
   const bytes = (b: Buffer) => new Uint8Array(b);
-  const data = { ciphertext: bytes(s.ciphertext), iv: bytes(s.iv), tag: bytes(s.tag), wrappedDek: bytes(s.wrappedDek), fingerprint: fp };
+  const data = {
+    ciphertext: bytes(s.ciphertext),
+    iv: bytes(s.iv),
+    tag: bytes(s.tag),
+    wrappedDek: bytes(s.wrappedDek),
+    fingerprint: fp,
+  };
   await deps.db.providerKey.upsert({
     where: { accountId_provider: { accountId: p.accountId, provider } },
     create: { id: newUuid(), accountId: p.accountId, provider, ...data },
@@ -75,8 +85,21 @@ export async function deleteLlmKey(deps: CoreDeps, p: Principal, providerRaw: st
 }
 
 /** The stored key in clear, for engine use only (never returned by the API). Null when none is stored. */
-export async function resolveStoredLlmKey(deps: CoreDeps, accountId: string, provider: LlmProvider): Promise<string | null> {
+export async function resolveStoredLlmKey(
+  deps: CoreDeps,
+  accountId: string,
+  provider: LlmProvider,
+): Promise<string | null> {
   const r = await deps.db.providerKey.findUnique({ where: { accountId_provider: { accountId, provider } } });
   if (!r) return null;
-  return open(deps.kek, { ciphertext: Buffer.from(r.ciphertext), iv: Buffer.from(r.iv), tag: Buffer.from(r.tag), wrappedDek: Buffer.from(r.wrappedDek) }, ctxOf(accountId, provider));
+  return open(
+    deps.kek,
+    {
+      ciphertext: Buffer.from(r.ciphertext),
+      iv: Buffer.from(r.iv),
+      tag: Buffer.from(r.tag),
+      wrappedDek: Buffer.from(r.wrappedDek),
+    },
+    ctxOf(accountId, provider),
+  );
 }

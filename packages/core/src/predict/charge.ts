@@ -11,7 +11,13 @@ export interface Charged<T> {
   remaining: number | null;
 }
 
-const REFUNDED_CODES = new Set(["PREDICTION_FAILED", "GROUNDING_FAILED", "UPSTREAM_TIMEOUT", "UPSTREAM_UNAVAILABLE", "LLM_KEY_INVALID"]);
+const REFUNDED_CODES = new Set([
+  "PREDICTION_FAILED",
+  "GROUNDING_FAILED",
+  "UPSTREAM_TIMEOUT",
+  "UPSTREAM_UNAVAILABLE",
+  "LLM_KEY_INVALID",
+]);
 
 export async function withCharge<T>(
   deps: CoreDeps,
@@ -19,7 +25,12 @@ export async function withCharge<T>(
   work: () => Promise<T>,
 ): Promise<Charged<T>> {
   if (!args.billable || args.amount === 0) return { result: await work(), charged: 0, remaining: null };
-  const r = await reserve(deps, { accountId: args.accountId, amount: args.amount, endpoint: args.endpoint, requestId: args.requestId });
+  const r = await reserve(deps, {
+    accountId: args.accountId,
+    amount: args.amount,
+    endpoint: args.endpoint,
+    requestId: args.requestId,
+  });
   let result: T;
   try {
     result = await work();
@@ -32,7 +43,10 @@ export async function withCharge<T>(
       deps.logger.error("refund failed", { reservation: r.id, err: String(dbErr) });
     }
     if (!settled) {
-      throw new CoreError("BILLING_UNAVAILABLE", `The call failed and its refund of ${args.amount} credits could not be confirmed; reconcile with GET /v1/idempotency/{key}.`);
+      throw new CoreError(
+        "BILLING_UNAVAILABLE",
+        `The call failed and its refund of ${args.amount} credits could not be confirmed; reconcile with GET /v1/idempotency/{key}.`,
+      );
     }
     if (engineFailure) {
       const ce = e as CoreError;

@@ -1,13 +1,13 @@
 // POST /v1/predict: screenshot + instruction in, validated actions out, billed exactly as SPEC.md.
 import type { CoreDeps } from "../deps.ts";
-import { checkScreenSize, decodeScreenshot } from "../images/screenshot.ts";
 import type { TrajectoryStep } from "../engines/types.ts";
+import { checkScreenSize, decodeScreenshot } from "../images/screenshot.ts";
 import type { Principal } from "../keys/authenticate-key.ts";
 import { pricePredict } from "../pricing/pricing.ts";
 import { withCharge } from "./charge.ts";
 import type { EnginePort } from "./engine-port.ts";
-import { attribution, checkPromptBudget, coordinateSpace, predictWith } from "./run-engine.ts";
 import { type LlmRequest, resolveEngine } from "./resolve-engine.ts";
+import { attribution, checkPromptBudget, coordinateSpace, predictWith } from "./run-engine.ts";
 import type { PredictBody, PredictResponse } from "./schemas.ts";
 
 export interface PredictDeps extends CoreDeps {
@@ -27,7 +27,11 @@ export interface Billed<T> {
   remaining: number | null;
 }
 
-export async function predict(deps: PredictDeps, ctx: CallContext, body: PredictBody): Promise<Billed<PredictResponse>> {
+export async function predict(
+  deps: PredictDeps,
+  ctx: CallContext,
+  body: PredictBody,
+): Promise<Billed<PredictResponse>> {
   checkPromptBudget(body.system_prompt, body.instructions);
   const image = decodeScreenshot(body.screenshot);
   checkScreenSize(image, body.screen_width, body.screen_height);
@@ -36,7 +40,11 @@ export async function predict(deps: PredictDeps, ctx: CallContext, body: Predict
     actions: s.actions,
     reasoning: s.reasoning,
   }));
-  const choice = await resolveEngine(deps, ctx.principal, { ...ctx.llm, bodyProvider: body.llm_provider, bodyModel: body.llm_model });
+  const choice = await resolveEngine(deps, ctx.principal, {
+    ...ctx.llm,
+    bodyProvider: body.llm_provider,
+    bodyModel: body.llm_model,
+  });
   const cuaVersion = body.cua_version ?? "v5";
   const price = pricePredict({
     kind: "predict",
@@ -49,7 +57,13 @@ export async function predict(deps: PredictDeps, ctx: CallContext, body: Predict
   });
   const r = await withCharge(
     deps,
-    { accountId: ctx.principal.accountId, amount: price.total, billable: choice.kind === "managed", endpoint: ctx.endpoint, requestId: ctx.requestId },
+    {
+      accountId: ctx.principal.accountId,
+      amount: price.total,
+      billable: choice.kind === "managed",
+      endpoint: ctx.endpoint,
+      requestId: ctx.requestId,
+    },
     () =>
       predictWith(
         deps.logger,

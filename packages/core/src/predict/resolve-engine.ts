@@ -28,7 +28,11 @@ export interface ByokIntent {
 }
 
 /** Reads the provider intent from headers and body (no key lookup yet). */
-export function readLlmIntent(r: LlmRequest): { provider: LlmProvider | "managed" | null; apiKey?: string; model?: string } {
+export function readLlmIntent(r: LlmRequest): {
+  provider: LlmProvider | "managed" | null;
+  apiKey?: string;
+  model?: string;
+} {
   if (r.headerProvider && r.bodyProvider && r.headerProvider !== r.bodyProvider) {
     throw validationError("body.llm_provider", `differs from the X-LLM-Provider header (${r.headerProvider})`);
   }
@@ -42,7 +46,8 @@ export function readLlmIntent(r: LlmRequest): { provider: LlmProvider | "managed
     return { provider: null, model };
   }
   const provider = raw === "managed" ? "managed" : parseProvider(raw);
-  if (provider === "managed" && r.headerApiKey) throw validationError("headers.x-llm-api-key", "the managed engine takes no provider key");
+  if (provider === "managed" && r.headerApiKey)
+    throw validationError("headers.x-llm-api-key", "the managed engine takes no provider key");
   return { provider, apiKey: r.headerApiKey, model };
 }
 
@@ -53,7 +58,8 @@ export async function resolveEngine(
 ): Promise<EngineChoice> {
   const intent = readLlmIntent(r);
   if (intent.provider === null || intent.provider === "managed") {
-    if (principal.mode === "test") return { kind: "sandbox", engine: deps.engines.sandbox(), provider: "managed", model: SANDBOX_MODEL_ID };
+    if (principal.mode === "test")
+      return { kind: "sandbox", engine: deps.engines.sandbox(), provider: "managed", model: SANDBOX_MODEL_ID };
     return { kind: "managed", engine: deps.engines.managed(), provider: "managed", model: deps.engines.managedModel() };
   }
   let apiKey = intent.apiKey;
@@ -64,7 +70,10 @@ export async function resolveEngine(
     }
     apiKey = (await resolveStoredLlmKey(deps, principal.accountId, intent.provider)) ?? undefined;
     if (!apiKey) {
-      throw new CoreError("LLM_KEY_NOT_CONFIGURED", `No ${intent.provider} key is stored; PUT /v1/llm/keys/${intent.provider} or send X-LLM-Api-Key.`);
+      throw new CoreError(
+        "LLM_KEY_NOT_CONFIGURED",
+        `No ${intent.provider} key is stored; PUT /v1/llm/keys/${intent.provider} or send X-LLM-Api-Key.`,
+      );
     }
   }
   const engine = deps.engines.provider(intent.provider, apiKey, intent.model);

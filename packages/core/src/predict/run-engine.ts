@@ -1,9 +1,9 @@
 // Shared by predict and session predict: run the engine, validate its answer against the SPEC action
 // table and the caller's limits, enforce the action policy, and shape the response.
 import { type Action, validateEngineActions } from "../actions/action.ts";
-import { CoreError, isCoreError } from "../errors.ts";
-import type { DecodedImage, Engine, PredictInput, PredictOutput } from "../engines/types.ts";
 import type { Logger } from "../deps.ts";
+import type { DecodedImage, Engine, PredictInput, PredictOutput } from "../engines/types.ts";
+import { CoreError, isCoreError } from "../errors.ts";
 import { type ActionPolicy, enforcePolicy } from "../policy/action-policy.ts";
 import type { EngineChoice } from "./resolve-engine.ts";
 
@@ -14,7 +14,10 @@ export function checkPromptBudget(systemPrompt?: string | null, instructions?: s
   // characters are code points, as in the 500-character surcharge rule
   const n = [...(systemPrompt ?? "")].length + [...(instructions ?? "")].length;
   if (n > PROMPT_BUDGET_CHARS) {
-    throw new CoreError("INPUT_TOO_LARGE", `system_prompt plus instructions are ${n} characters; the budget is ${PROMPT_BUDGET_CHARS}.`);
+    throw new CoreError(
+      "INPUT_TOO_LARGE",
+      `system_prompt plus instructions are ${n} characters; the budget is ${PROMPT_BUDGET_CHARS}.`,
+    );
   }
 }
 
@@ -31,7 +34,11 @@ export async function callEngine<T>(
     return await fn(ac.signal);
   } catch (e) {
     if (isCoreError(e)) throw e;
-    if (ac.signal.aborted) throw new CoreError("UPSTREAM_TIMEOUT", `The ${engine.id} engine did not answer within ${ENGINE_DEADLINE_MS / 1000} s.`);
+    if (ac.signal.aborted)
+      throw new CoreError(
+        "UPSTREAM_TIMEOUT",
+        `The ${engine.id} engine did not answer within ${ENGINE_DEADLINE_MS / 1000} s.`,
+      );
     logger.error("engine failed", { engine: engine.id, err: String(e) });
     throw new CoreError(failCode, `The ${engine.id} engine failed.`);
   } finally {
@@ -61,12 +68,16 @@ export async function predictWith(
   // an engine answer that does not validate is never passed through
   const actions = validateEngineActions(out.actions, screen);
   if (actions.length > input.maxActions) {
-    throw new CoreError("PREDICTION_FAILED", `The engine proposed ${actions.length} actions; max_actions is ${input.maxActions}.`);
+    throw new CoreError(
+      "PREDICTION_FAILED",
+      `The engine proposed ${actions.length} actions; max_actions is ${input.maxActions}.`,
+    );
   }
   if (input.tools) {
     const allowed = new Set<string>([...input.tools, "done", "fail"]);
     const bad = actions.find((a) => !allowed.has(a.action_type));
-    if (bad) throw new CoreError("PREDICTION_FAILED", `The engine used ${bad.action_type}, which the tools filter excludes.`);
+    if (bad)
+      throw new CoreError("PREDICTION_FAILED", `The engine used ${bad.action_type}, which the tools filter excludes.`);
   }
   const enforced = enforcePolicy(actions, policy);
   if (!enforced.ok) {
@@ -81,7 +92,14 @@ export async function predictWith(
   }
   const last = actions.at(-1);
   const status = last?.action_type === "done" ? "done" : last?.action_type === "fail" ? "fail" : out.status;
-  return { actions, reasoning: out.reasoning, status, usage: out.usage, safety_checks: out.safety_checks, model: out.model };
+  return {
+    actions,
+    reasoning: out.reasoning,
+    status,
+    usage: out.usage,
+    safety_checks: out.safety_checks,
+    model: out.model,
+  };
 }
 
 export function attribution(choice: EngineChoice, model: string) {

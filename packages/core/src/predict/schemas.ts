@@ -6,9 +6,15 @@ import { ActionSchema, FILTERABLE_TOOLS } from "../actions/action.ts";
 import { ActionPolicySchema } from "../policy/action-policy.ts";
 
 export const CuaVersionSchema = z.enum(["v5", "v4", "v3", "v1"]).describe("engine strategy: v5 (default), v4, v3, v1");
-const Screenshot = z.string().describe("raw base64 or an exact data:image/png;base64, / data:image/jpeg;base64, URI; 100 to 10,485,760 base64 characters");
-const ScreenDim = (what: string) => z.number().int().min(1).max(16384).optional().describe(`${what}; must match the screenshot actually sent`);
-const Prompt = (what: string) => z.string().optional().describe(`${what}; system_prompt plus instructions at most 32,000 characters`);
+const Screenshot = z
+  .string()
+  .describe(
+    "raw base64 or an exact data:image/png;base64, / data:image/jpeg;base64, URI; 100 to 10,485,760 base64 characters",
+  );
+const ScreenDim = (what: string) =>
+  z.number().int().min(1).max(16384).optional().describe(`${what}; must match the screenshot actually sent`);
+const Prompt = (what: string) =>
+  z.string().optional().describe(`${what}; system_prompt plus instructions at most 32,000 characters`);
 
 export const TrajectoryStepSchema = z.strictObject({
   screenshot: Screenshot,
@@ -17,7 +23,10 @@ export const TrajectoryStepSchema = z.strictObject({
 });
 
 const LlmBody = {
-  llm_provider: z.string().optional().describe("anthropic, openai or managed (the X-LLM-Provider header wins; they must agree)"),
+  llm_provider: z
+    .string()
+    .optional()
+    .describe("anthropic, openai or managed (the X-LLM-Provider header wins; they must agree)"),
   llm_model: z.string().max(200).optional().describe("provider model (X-LLM-Model wins; they must agree)"),
 };
 
@@ -105,18 +114,25 @@ export const PredictResponse = z.object({
   usage: UsageSchema,
   llm: LlmAttribution,
   coordinate_space: CoordinateSpace,
-  safety_checks: z.array(z.object({ code: z.string(), message: z.string() })).optional().describe("provider safety checks, passed on"),
+  safety_checks: z
+    .array(z.object({ code: z.string(), message: z.string() }))
+    .optional()
+    .describe("provider safety checks, passed on"),
 });
 export type PredictResponse = z.infer<typeof PredictResponse>;
 
-export const SessionPredictResponse = PredictResponse.extend({ step: z.number().int().describe("1-based, counts every step ever taken") });
+export const SessionPredictResponse = PredictResponse.extend({
+  step: z.number().int().describe("1-based, counts every step ever taken"),
+});
 
 export const GroundResponse = z.object({
   request_id: z.string(),
   found: z.boolean(),
   x: z.number().int().nullable(),
   y: z.number().int().nullable(),
-  bbox: z.object({ x: z.number().int(), y: z.number().int(), width: z.number().int(), height: z.number().int() }).nullable(),
+  bbox: z
+    .object({ x: z.number().int(), y: z.number().int(), width: z.number().int(), height: z.number().int() })
+    .nullable(),
   confidence: z.number(),
   usage: UsageSchema,
   llm: LlmAttribution,

@@ -3,8 +3,8 @@
 // processes); a BYOK session's provider key is held only in the memory of the process that created it.
 import type { PredictSession } from "@cua/db/generated";
 import type { Action } from "../actions/action.ts";
-import { CoreError } from "../errors.ts";
 import type { TrajectoryStep } from "../engines/types.ts";
+import { CoreError } from "../errors.ts";
 import { hex } from "../ids.ts";
 import { checkScreenSize, decodeScreenshot } from "../images/screenshot.ts";
 import type { Principal } from "../keys/authenticate-key.ts";
@@ -13,8 +13,8 @@ import type { ActionPolicy } from "../policy/action-policy.ts";
 import { pricePredict, priceSessionCreate, SANDBOX_MODEL_ID } from "../pricing/pricing.ts";
 import { withCharge } from "./charge.ts";
 import type { Billed, CallContext, PredictDeps } from "./predict.ts";
-import { attribution, checkPromptBudget, coordinateSpace, predictWith } from "./run-engine.ts";
 import { type EngineChoice, resolveEngine } from "./resolve-engine.ts";
+import { attribution, checkPromptBudget, coordinateSpace, predictWith } from "./run-engine.ts";
 import type { PredictResponse, SessionCreateBody, SessionInfo, SessionPredictBody } from "./schemas.ts";
 
 export const SESSION_IDLE_TTL_SECONDS = 7200;
@@ -63,7 +63,12 @@ function info(s: PredictSession): SessionInfo {
   };
 }
 
-const zeroUsage = (credits: number) => ({ input_tokens: 0, output_tokens: 0, credits_charged: credits, cost_cents: credits });
+const zeroUsage = (credits: number) => ({
+  input_tokens: 0,
+  output_tokens: 0,
+  credits_charged: credits,
+  cost_cents: credits,
+});
 const ttlFrom = (now: Date) => new Date(now.getTime() + SESSION_IDLE_TTL_SECONDS * 1000);
 
 export async function createSession(
@@ -74,13 +79,25 @@ export async function createSession(
   checkPromptBudget(body.system_prompt, body.instructions);
   const p = ctx.principal;
   // validates the provider intent and the key's availability; creation makes no inference call
-  const choice = await resolveEngine(deps, p, { ...ctx.llm, bodyProvider: body.llm_provider, bodyModel: body.llm_model });
+  const choice = await resolveEngine(deps, p, {
+    ...ctx.llm,
+    bodyProvider: body.llm_provider,
+    bodyModel: body.llm_model,
+  });
   const limit = CONCURRENT_SESSIONS[p.tier];
   const id = `ses_${hex(12)}`;
-  const price = priceSessionCreate({ mode: choice.kind === "managed" ? "managed" : choice.kind === "byok" ? "byok" : "test" });
+  const price = priceSessionCreate({
+    mode: choice.kind === "managed" ? "managed" : choice.kind === "byok" ? "byok" : "test",
+  });
   const r = await withCharge(
     deps,
-    { accountId: p.accountId, amount: price.total, billable: choice.kind === "managed", endpoint: ctx.endpoint, requestId: ctx.requestId },
+    {
+      accountId: p.accountId,
+      amount: price.total,
+      billable: choice.kind === "managed",
+      endpoint: ctx.endpoint,
+      requestId: ctx.requestId,
+    },
     () =>
       deps.db.$transaction(async (tx) => {
         // one creator at a time per account and mode, so the limit holds under concurrency
@@ -93,9 +110,13 @@ export async function createSession(
         });
         if (active.length >= limit) {
           const soonest = Math.max(1, Math.ceil((active[0]!.expiresAt.getTime() - now.getTime()) / 1000));
-          throw new CoreError("SESSION_LIMIT_REACHED", `The ${p.tier} tier allows ${limit} concurrent sessions; delete one or wait for it to expire.`, {
-            retry_after: soonest,
-          });
+          throw new CoreError(
+            "SESSION_LIMIT_REACHED",
+            `The ${p.tier} tier allows ${limit} concurrent sessions; delete one or wait for it to expire.`,
+            {
+              retry_after: soonest,
+            },
+          );
         }
         return tx.predictSession.create({
           data: {
@@ -118,13 +139,21 @@ export async function createSession(
         });
       }),
   );
-  if (choice.kind === "byok") deps.sessionKeys.set(id, { provider: choice.provider, apiKey: choice.apiKey, model: choice.model });
+  if (choice.kind === "byok")
+    deps.sessionKeys.set(id, { provider: choice.provider, apiKey: choice.apiKey, model: choice.model });
   return { charged: r.charged, remaining: r.remaining, body: { ...info(r.result), usage: zeroUsage(r.charged) } };
 }
 
 async function activeSession(deps: SessionDeps, p: Principal, id: string): Promise<PredictSession> {
   const s = await deps.db.predictSession.findFirst({
-    where: { id, accountId: p.accountId, mode: p.mode, apiKeyId: p.keyId, deletedAt: null, expiresAt: { gt: deps.clock.now() } },
+    where: {
+      id,
+      accountId: p.accountId,
+      mode: p.mode,
+      apiKeyId: p.keyId,
+      deletedAt: null,
+      expiresAt: { gt: deps.clock.now() },
+    },
   });
   if (!s) throw new CoreError("SESSION_NOT_FOUND");
   return s;
@@ -132,7 +161,13 @@ async function activeSession(deps: SessionDeps, p: Principal, id: string): Promi
 
 export async function listSessions(deps: SessionDeps, p: Principal): Promise<{ sessions: SessionInfo[] }> {
   const rows = await deps.db.predictSession.findMany({
-    where: { accountId: p.accountId, mode: p.mode, apiKeyId: p.keyId, deletedAt: null, expiresAt: { gt: deps.clock.now() } },
+    where: {
+      accountId: p.accountId,
+      mode: p.mode,
+      apiKeyId: p.keyId,
+      deletedAt: null,
+      expiresAt: { gt: deps.clock.now() },
+    },
     orderBy: { createdAt: "desc" },
   });
   return { sessions: rows.map(info) };
@@ -174,7 +209,8 @@ function sessionEngine(deps: SessionDeps, p: Principal, s: PredictSession): Engi
     const engine = deps.engines.provider(k.provider, k.apiKey, k.model);
     return { kind: "byok", engine, provider: k.provider, model: k.model ?? engine.id, apiKey: k.apiKey };
   }
-  if (p.mode === "test") return { kind: "sandbox", engine: deps.engines.sandbox(), provider: "managed", model: SANDBOX_MODEL_ID };
+  if (p.mode === "test")
+    return { kind: "sandbox", engine: deps.engines.sandbox(), provider: "managed", model: SANDBOX_MODEL_ID };
   return { kind: "managed", engine: deps.engines.managed(), provider: "managed", model: deps.engines.managedModel() };
 }
 
@@ -189,9 +225,18 @@ export async function sessionPredict(
   const image = decodeScreenshot(body.screenshot);
   checkScreenSize(image, body.screen_width ?? s.screenWidth, body.screen_height ?? s.screenHeight);
   const choice = sessionEngine(deps, p, s);
-  const stored = await deps.db.sessionStep.findMany({ where: { sessionId: id }, orderBy: { seq: "desc" }, take: SESSION_VISIBLE_STEPS });
+  const stored = await deps.db.sessionStep.findMany({
+    where: { sessionId: id },
+    orderBy: { seq: "desc" },
+    take: SESSION_VISIBLE_STEPS,
+  });
   const trajectory: TrajectoryStep[] = stored.reverse().map((st) => ({
-    screenshot: { bytes: Buffer.from(st.screenshot), mime: st.mime as "image/png" | "image/jpeg", width: st.width, height: st.height },
+    screenshot: {
+      bytes: Buffer.from(st.screenshot),
+      mime: st.mime as "image/png" | "image/jpeg",
+      width: st.width,
+      height: st.height,
+    },
     actions: st.actions as Action[],
     reasoning: st.reasoning,
   }));
@@ -207,7 +252,13 @@ export async function sessionPredict(
   });
   const r = await withCharge(
     deps,
-    { accountId: p.accountId, amount: price.total, billable: choice.kind === "managed", endpoint: ctx.endpoint, requestId: ctx.requestId },
+    {
+      accountId: p.accountId,
+      amount: price.total,
+      billable: choice.kind === "managed",
+      endpoint: ctx.endpoint,
+      requestId: ctx.requestId,
+    },
     () =>
       predictWith(
         deps.logger,

@@ -39,7 +39,14 @@ export async function reserve(
       );
     }
     await tx.reservation.create({
-      data: { id, accountId: args.accountId, amount: args.amount, status: "reserved", endpoint: args.endpoint, requestId: args.requestId ?? null },
+      data: {
+        id,
+        accountId: args.accountId,
+        amount: args.amount,
+        status: "reserved",
+        endpoint: args.endpoint,
+        requestId: args.requestId ?? null,
+      },
     });
     await tx.walletEntry.create({
       data: {
@@ -142,7 +149,11 @@ export async function listLedger(
   args: { accountId: string; kind?: string; limit?: number; before?: bigint },
 ): Promise<LedgerEntry[]> {
   const rows = await deps.db.walletEntry.findMany({
-    where: { accountId: args.accountId, ...(args.kind ? { kind: args.kind } : {}), ...(args.before ? { id: { lt: args.before } } : {}) },
+    where: {
+      accountId: args.accountId,
+      ...(args.kind ? { kind: args.kind } : {}),
+      ...(args.before ? { id: { lt: args.before } } : {}),
+    },
     orderBy: { id: "desc" },
     take: args.limit ?? 50,
   });
