@@ -1,0 +1,172 @@
+// Owner-side dispatch to an external machine (DECISIONS.md "External machines"): the owner's action is
+// queued as one command for the driver, and the caller waits for its result up to the command's
+// deadline (504 UPSTREAM_TIMEOUT after it). At most one queued or delivered command per machine: a
+// second concurrent dispatch is 409 MACHINE_BUSY. The machine row is locked (SELECT ... FOR UPDATE)
+// while the outstanding check and the insert run, so two API processes cannot both win.
+import type { Machine, MachineCommand } from "@cua/db/generated";
+import { CoreError, validationError } from "../errors.ts";
+import { DEFAULT_TIMEOUT_MS } from "../machines/commands.ts";
+import type { CommandResult, OpResult } from "../machines/provider.ts";
+import { newCommandId } from "./ids.ts";
+import type { Capability } from "./record.ts";
+import { assertMachineStatus } from "./record.ts";
+import type { MachinesDeps } from "./runtime.ts";
+
+/** Protocol-level command names: the action allowlist plus browser_op, file_op and terminal. */
+export const COMMAND_CAPABILITY: Record<string, Capability> = {
+  click: "mouse",
+  double_click: "mouse",
+  right_click: "mouse",
+  move: "mouse",
+  drag: "mouse",
+  type: "keyboard",
+  key_press: "keyboard",
+  key_combo: "keyboard",
+  scroll: "scroll",
+  wait: "screenshot",
+  screenshot: "screenshot",
+  browser_navigate: "browser",
+  browser_click: "browser",
+  browser_type: "browser",
+  browser_execute: "browser",
+  browser_op: "browser",
+  terminal_execute: "terminal",
+  file_read: "files",
+  file_write: "files",
+  file_op: "files",
+};
+
+export const OUTSTANDING = ["queued", "delivered"] as const;
+export const TERMINAL_COMMAND_STATUSES = ["succeeded", "failed", "rejected", "cancelled", "expired"] as const;
+
+/** Extra time the driver gets beyond the command's own timeout (transport, long-poll latency). */
+export const DELIVERY_SLACK_MS = 15_000;
+
+export interface DispatchOptions {
+  timeoutMs?: number;
+  preconditionFrameId?: string | null;
+}
+
+export interface DriverOutcome {
+  status: "succeeded" | "failed" | "rejected";
+  result: Record<string, unknown>;
+  error: { code: string; message: string } | null;
+  duration_ms: number;
+}
+
+/** Enqueue and wait. Returns the driver's outcome; throws 409/504 CoreErrors. */
+export async function dispatchExternal(
+  deps: MachinesDeps,
+  machine: Pick<Machine, "id" | "capabilities">,
+  command: string,
+  parameters: Record<string, unknown>,
+  opts: DispatchOptions = {},
+): Promise<DriverOutcome> {
+  const capability = COMMAND_CAPABILITY[command];
+  if (!capability) throw validationError("body.command", `unknown command ${JSON.stringify(command)}`);
+  if (!machine.capabilities.includes(capability)) {
+    throw validationError("body.command", `the machine did not enroll the "${capability}" capability`);
+  }
+  const timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const now = deps.clock.now();
+  const deadline = new Date(now.getTime() + timeoutMs + DELIVERY_SLACK_MS);
+  const id = newCommandId();
+  await deps.db.$transaction(async (tx) => {
+    const rows = await tx.$queryRaw<
+      { status: string; fencing_token: number; last_frame_id: string | null; command_seq: number }[]
+    >`SELECT status, fencing_token, last_frame_id, command_seq FROM machines WHERE id = ${machine.id} FOR UPDATE`;
+    const m = rows[0];
+    if (!m) throw new CoreError("NOT_FOUND", "The machine does not exist.");
+    assertMachineStatus(m, ["running"], "an action");
+    if (opts.preconditionFrameId != null && opts.preconditionFrameId !== m.last_frame_id) {
+      throw new CoreError("FRAME_PRECONDITION_FAILED", "precondition_frame_id is not the machine's newest frame.", {
+        last_frame_id: m.last_frame_id,
+      });
+    }
+    // expire what the driver never answered in time, then check for an outstanding command
+    await tx.machineCommand.updateMany({
+      where: { machineId: machine.id, status: { in: [...OUTSTANDING] }, deadline: { lt: now } },
+      data: { status: "expired", completedAt: now },
+    });
+    const busy = await tx.machineCommand.findFirst({
+      where: { machineId: machine.id, status: { in: [...OUTSTANDING] } },
+      select: { id: true },
+    });
+    if (busy) {
+      throw new CoreError("MACHINE_BUSY", "The machine already has a command outstanding; retry when it finishes.", {
+        retry_after: 1,
+      });
+    }
+    const seq = m.command_seq + 1;
+    await tx.machine.update({ where: { id: machine.id }, data: { commandSeq: seq } });
+    await tx.machineCommand.create({
+      data: {
+        id,
+        machineId: machine.id,
+        seq,
+        command,
+        parameters: parameters as object,
+        capability,
+        fencingToken: m.fencing_token,
+        preconditionFrameId: opts.preconditionFrameId ?? null,
+        deadline,
+        status: "queued",
+      },
+    });
+  });
+  deps.machines.signals.notify(machine.id, "commands");
+  const done = await waitForCommand(deps, machine.id, id, deadline);
+  return outcomeOf(done);
+}
+
+async function waitForCommand(
+  deps: MachinesDeps,
+  machineId: string,
+  id: string,
+  deadline: Date,
+): Promise<MachineCommand> {
+  for (;;) {
+    const c = await deps.db.machineCommand.findUniqueOrThrow({ where: { id } });
+    if ((TERMINAL_COMMAND_STATUSES as readonly string[]).includes(c.status)) return c;
+    const remaining = deadline.getTime() - deps.clock.now().getTime();
+    if (remaining <= 0) {
+      const expired = await deps.db.machineCommand.updateMany({
+        where: { id, status: { in: [...OUTSTANDING] } },
+        data: { status: "expired", completedAt: deps.clock.now() },
+      });
+      if (expired.count === 1) {
+        deps.machines.signals.notify(machineId, "commands");
+        throw new CoreError("UPSTREAM_TIMEOUT", "The external machine did not answer before the command's deadline.");
+      }
+      continue; // a result landed at the last moment
+    }
+    await deps.machines.signals.wait(machineId, "results", Math.min(remaining, deps.machines.pollIntervalMs));
+  }
+}
+
+function outcomeOf(c: MachineCommand): DriverOutcome {
+  if (c.status === "cancelled") {
+    throw new CoreError("INVALID_STATE", "The command was cancelled: the machine was stopped or restarted.", {
+      current_state: "stopped",
+      allowed_from: ["running"],
+    });
+  }
+  if (c.status === "expired") {
+    throw new CoreError("UPSTREAM_TIMEOUT", "The external machine did not answer before the command's deadline.");
+  }
+  const r = (c.result ?? {}) as Partial<DriverOutcome>;
+  return {
+    status: c.status as DriverOutcome["status"],
+    result: (r.result ?? {}) as Record<string, unknown>,
+    error: r.error ?? (c.status === "succeeded" ? null : { code: "FAILED", message: "The command failed." }),
+    duration_ms: typeof r.duration_ms === "number" ? r.duration_ms : 0,
+  };
+}
+
+export function outcomeToOp(o: DriverOutcome): OpResult {
+  return { success: o.status === "succeeded", result: o.result, error: o.status === "succeeded" ? null : o.error };
+}
+
+export function outcomeToCommand(command: string, o: DriverOutcome): CommandResult {
+  return { command, ...outcomeToOp(o), duration_ms: o.duration_ms };
+}

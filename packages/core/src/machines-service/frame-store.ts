@@ -1,0 +1,30 @@
+// Reading stored frames back (decrypted) for the owner's screenshot of an external machine.
+import { CoreError } from "../errors.ts";
+import type { Screenshot } from "../machines/provider.ts";
+import { openFrame } from "./frames.ts";
+import type { MachinesDeps } from "./runtime.ts";
+
+export async function readFrame(
+  deps: MachinesDeps,
+  machineId: string,
+  frameId: string,
+): Promise<Screenshot & { mime: string }> {
+  const f = await deps.db.machineFrame.findFirst({ where: { id: frameId, machineId } });
+  if (!f || f.expiresAt <= deps.clock.now()) {
+    throw new CoreError("SCREENSHOT_FAILED", "The external machine's frame is missing or expired.");
+  }
+  const png = openFrame(deps.kek, machineId, f.id, f);
+  return {
+    png,
+    mime: f.mimeType,
+    mime_type: "image/png",
+    width: f.width,
+    height: f.height,
+    captured_at: f.storedAt.toISOString(),
+  };
+}
+
+export async function purgeExpiredFrames(deps: Pick<MachinesDeps, "db" | "clock">): Promise<number> {
+  const r = await deps.db.machineFrame.deleteMany({ where: { expiresAt: { lte: deps.clock.now() } } });
+  return r.count;
+}

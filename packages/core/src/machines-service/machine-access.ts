@@ -1,0 +1,128 @@
+// The port other use cases (agent runs, workflow task steps, schedules) use to drive a machine:
+// one call resolves a caller's machine id to something that can take screenshots and run allowlisted
+// commands, whatever kind of machine it is (managed, mock, external).
+//
+//   400 INVALID_MACHINE_ID  malformed id
+//   404 NOT_FOUND           unknown id, another account's machine, or an id of the other mode
+//   409 INVALID_STATE       the machine is not running (current_state, allowed_from: ["running"])
+import type { Machine } from "@cua/db/generated";
+import { CoreError } from "../errors.ts";
+import { checkOnScreen, parseCommand, parseTimeout } from "../machines/commands.ts";
+import type { CommandResult, MachineHandle, MachineProvider } from "../machines/provider.ts";
+import { dispatchExternal, outcomeToCommand } from "./external-dispatch.ts";
+import { readFrame } from "./frame-store.ts";
+import type { MachinePrincipal } from "./record.ts";
+import { assertMachineStatus, loadMachine } from "./record.ts";
+import type { MachinesDeps } from "./runtime.ts";
+import { EXTERNAL_PROVIDER } from "./runtime.ts";
+
+export type { CommandResult } from "../machines/provider.ts";
+
+export interface RunnableMachine {
+  id: string;
+  kind: "managed" | "external";
+  status: string;
+  screen: { width: number; height: number };
+  /** full-screen capture; 502 SCREENSHOT_FAILED when it errors */
+  screenshot(): Promise<{ png: Buffer; width: number; height: number }>;
+  /** one allowlisted command (422 for unknown commands or bad parameters); success false on op failures */
+  execute(command: string, parameters: object, options?: { timeoutMs?: number }): Promise<CommandResult>;
+}
+
+export function providerFor(deps: MachinesDeps, m: Pick<Machine, "provider" | "isTest">): MachineProvider {
+  if (m.provider === deps.machines.mock.name || m.isTest) return deps.machines.mock;
+  const managed = deps.machines.managed;
+  if (!managed || managed.name !== m.provider) {
+    throw new CoreError(
+      "UPSTREAM_UNAVAILABLE",
+      `The machine provider "${m.provider}" is not available on this server.`,
+    );
+  }
+  return managed;
+}
+
+export function handleOf(m: Machine): MachineHandle {
+  if (!m.handle) {
+    throw new CoreError("INVALID_STATE", "The machine has not finished provisioning.", {
+      current_state: m.status,
+      allowed_from: ["running"],
+    });
+  }
+  return m.handle as unknown as MachineHandle;
+}
+
+/** A managed machine's provider call; keeps the stored handle fresh when the provider changed it. */
+export function bindManaged(deps: MachinesDeps, m: Machine): { provider: MachineProvider; handle: MachineHandle } {
+  return { provider: providerFor(deps, m), handle: handleOf(m) };
+}
+
+export async function externalScreenshot(deps: MachinesDeps, m: Machine, timeoutMs?: number) {
+  const o = await dispatchExternal(deps, m, "screenshot", {}, { timeoutMs: timeoutMs ?? 30_000 });
+  const frameId = o.result.frame_id;
+  if (o.status !== "succeeded" || typeof frameId !== "string") {
+    throw new CoreError("SCREENSHOT_FAILED", o.error?.message ?? "The external machine could not capture its screen.");
+  }
+  return readFrame(deps, m.id, frameId);
+}
+
+export async function getRunnableMachine(
+  deps: MachinesDeps,
+  principal: MachinePrincipal,
+  machineId: string,
+): Promise<RunnableMachine> {
+  const m = await loadMachine(deps, principal, machineId);
+  assertMachineStatus(m, ["running"], "driving the machine");
+  const screen = { width: m.screenWidth, height: m.screenHeight };
+  if (m.kind === "external" || m.provider === EXTERNAL_PROVIDER) {
+    return {
+      id: m.id,
+      kind: "external",
+      status: m.status,
+      screen,
+      async screenshot() {
+        const s = await externalScreenshot(deps, m);
+        return { png: s.png, width: s.width, height: s.height };
+      },
+      async execute(command, parameters, options) {
+        const parsed = parseCommand(command, parameters);
+        checkOnScreen(parsed, screen);
+        const timeoutMs = options?.timeoutMs ?? parseTimeout(undefined);
+        if (parsed.command === "screenshot") {
+          const started = performance.now();
+          const s = await externalScreenshot(deps, m, timeoutMs);
+          return {
+            command: "screenshot",
+            success: true,
+            result: {
+              image_b64: s.png.toString("base64"),
+              mime_type: s.mime,
+              width: s.width,
+              height: s.height,
+              captured_at: s.captured_at,
+            },
+            error: null,
+            duration_ms: Math.round(performance.now() - started),
+          };
+        }
+        const o = await dispatchExternal(deps, m, parsed.command, parsed.params as Record<string, unknown>, {
+          timeoutMs,
+        });
+        return outcomeToCommand(parsed.command, o);
+      },
+    };
+  }
+  const { provider, handle } = bindManaged(deps, m);
+  return {
+    id: m.id,
+    kind: "managed",
+    status: m.status,
+    screen,
+    async screenshot() {
+      const s = await provider.screenshot(handle);
+      return { png: s.png, width: s.width, height: s.height };
+    },
+    execute(command, parameters, options) {
+      return provider.execute(handle, command, parameters, options);
+    },
+  };
+}
