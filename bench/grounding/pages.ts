@@ -84,57 +84,254 @@ class Picker {
 // --- vocabulary ---------------------------------------------------------------------------------
 
 const ACTIONS = [
-  "Save changes", "Cancel", "Submit", "Delete", "Export CSV", "Import", "Refresh", "Upload file", "Download",
-  "Share", "Archive", "Duplicate", "Publish", "Preview", "Continue", "Go back", "Next step", "Apply filters",
-  "Reset", "Add item", "Create project", "Invite member", "Sign in", "Create account", "Log out", "Subscribe",
-  "Checkout", "Add to cart", "Send message", "Save draft", "Schedule", "Approve", "Reject", "Assign",
-  "Merge", "Compare", "Print", "Rename", "Move", "Copy link", "Generate report", "Start trial", "Book a demo",
-  "Verify email", "Retry", "Confirm", "Dismiss", "Connect", "Disconnect", "Install", "Update now", "Learn more",
+  "Save changes",
+  "Cancel",
+  "Submit",
+  "Delete",
+  "Export CSV",
+  "Import",
+  "Refresh",
+  "Upload file",
+  "Download",
+  "Share",
+  "Archive",
+  "Duplicate",
+  "Publish",
+  "Preview",
+  "Continue",
+  "Go back",
+  "Next step",
+  "Apply filters",
+  "Reset",
+  "Add item",
+  "Create project",
+  "Invite member",
+  "Sign in",
+  "Create account",
+  "Log out",
+  "Subscribe",
+  "Checkout",
+  "Add to cart",
+  "Send message",
+  "Save draft",
+  "Schedule",
+  "Approve",
+  "Reject",
+  "Assign",
+  "Merge",
+  "Compare",
+  "Print",
+  "Rename",
+  "Move",
+  "Copy link",
+  "Generate report",
+  "Start trial",
+  "Book a demo",
+  "Verify email",
+  "Retry",
+  "Confirm",
+  "Dismiss",
+  "Connect",
+  "Disconnect",
+  "Install",
+  "Update now",
+  "Learn more",
 ];
 const NAV = [
-  "Home", "Pricing", "Docs", "Blog", "About us", "Careers", "Contact sales", "Support", "Changelog", "Status",
-  "Community", "Partners", "Security", "Integrations", "Customers", "Enterprise", "Resources", "Templates",
-  "Marketplace", "Developers", "Press", "Events", "Solutions", "Showcase",
+  "Home",
+  "Pricing",
+  "Docs",
+  "Blog",
+  "About us",
+  "Careers",
+  "Contact sales",
+  "Support",
+  "Changelog",
+  "Status",
+  "Community",
+  "Partners",
+  "Security",
+  "Integrations",
+  "Customers",
+  "Enterprise",
+  "Resources",
+  "Templates",
+  "Marketplace",
+  "Developers",
+  "Press",
+  "Events",
+  "Solutions",
+  "Showcase",
 ];
 const MENU = [
-  "Dashboard", "Projects", "Reports", "Analytics", "Settings", "Billing", "Team members", "Notifications",
-  "Invoices", "Calendar", "Messages", "Tasks", "Files", "Audit log", "API keys", "Webhooks", "Inbox", "Contacts",
-  "Campaigns", "Orders", "Products", "Inventory", "Shipments", "Returns", "Payouts", "Workflows",
+  "Dashboard",
+  "Projects",
+  "Reports",
+  "Analytics",
+  "Settings",
+  "Billing",
+  "Team members",
+  "Notifications",
+  "Invoices",
+  "Calendar",
+  "Messages",
+  "Tasks",
+  "Files",
+  "Audit log",
+  "API keys",
+  "Webhooks",
+  "Inbox",
+  "Contacts",
+  "Campaigns",
+  "Orders",
+  "Products",
+  "Inventory",
+  "Shipments",
+  "Returns",
+  "Payouts",
+  "Workflows",
 ];
 const TABS = [
-  "Overview", "Activity", "Details", "History", "Comments", "Permissions", "Usage", "Logs", "Metrics", "Alerts",
-  "General", "Advanced", "Members", "Integrations", "Deployments", "Environment", "Domains", "Storage",
+  "Overview",
+  "Activity",
+  "Details",
+  "History",
+  "Comments",
+  "Permissions",
+  "Usage",
+  "Logs",
+  "Metrics",
+  "Alerts",
+  "General",
+  "Advanced",
+  "Members",
+  "Integrations",
+  "Deployments",
+  "Environment",
+  "Domains",
+  "Storage",
 ];
 const PEOPLE = [
-  "Alice Johnson", "Bob Martinez", "Chen Wei", "Diana Prince", "Ethan Hunt", "Fatima Khan", "George Lucas",
-  "Hannah Schmidt", "Ivan Petrov", "Julia Roberts", "Kenji Sato", "Laura Palmer", "Mohammed Ali", "Nina Simone",
-  "Oscar Wilde", "Priya Patel", "Quentin Blake", "Rosa Parks", "Samuel Jackson", "Tara Reid",
+  "Alice Johnson",
+  "Bob Martinez",
+  "Chen Wei",
+  "Diana Prince",
+  "Ethan Hunt",
+  "Fatima Khan",
+  "George Lucas",
+  "Hannah Schmidt",
+  "Ivan Petrov",
+  "Julia Roberts",
+  "Kenji Sato",
+  "Laura Palmer",
+  "Mohammed Ali",
+  "Nina Simone",
+  "Oscar Wilde",
+  "Priya Patel",
+  "Quentin Blake",
+  "Rosa Parks",
+  "Samuel Jackson",
+  "Tara Reid",
 ];
-const CITIES = ["Lisbon", "Toronto", "Nairobi", "Osaka", "Denver", "Krakow", "Santiago", "Melbourne", "Dublin", "Austin"];
+const CITIES = [
+  "Lisbon",
+  "Toronto",
+  "Nairobi",
+  "Osaka",
+  "Denver",
+  "Krakow",
+  "Santiago",
+  "Melbourne",
+  "Dublin",
+  "Austin",
+];
 const STATUS = ["Active", "Pending", "Suspended", "Overdue", "Paid", "Draft", "Shipped", "Refunded"];
 const HEADINGS = [
-  "Account settings", "Recent orders", "Team overview", "Billing history", "Welcome back", "Project details",
-  "Payment method", "Security settings", "Monthly summary", "Customer list", "Build faster together",
-  "Notification preferences", "Sales pipeline", "Quarterly revenue", "Support tickets",
+  "Account settings",
+  "Recent orders",
+  "Team overview",
+  "Billing history",
+  "Welcome back",
+  "Project details",
+  "Payment method",
+  "Security settings",
+  "Monthly summary",
+  "Customer list",
+  "Build faster together",
+  "Notification preferences",
+  "Sales pipeline",
+  "Quarterly revenue",
+  "Support tickets",
 ];
 const LABELS = [
-  "First name", "Last name", "Email address", "Phone number", "Company", "Job title", "Street address", "City",
-  "Postal code", "Country", "Password", "Username", "Website", "Coupon code", "Card number", "Display name",
+  "First name",
+  "Last name",
+  "Email address",
+  "Phone number",
+  "Company",
+  "Job title",
+  "Street address",
+  "City",
+  "Postal code",
+  "Country",
+  "Password",
+  "Username",
+  "Website",
+  "Coupon code",
+  "Card number",
+  "Display name",
 ];
 const PLACEHOLDERS = [
-  "Search products", "Search customers", "Enter your email", "Type a message", "Filter by name", "Find a repository",
-  "Search documentation", "Add a comment", "Enter promo code", "Search orders",
+  "Search products",
+  "Search customers",
+  "Enter your email",
+  "Type a message",
+  "Filter by name",
+  "Find a repository",
+  "Search documentation",
+  "Add a comment",
+  "Enter promo code",
+  "Search orders",
 ];
 const CHECKS = [
-  "Remember me", "Subscribe to newsletter", "I agree to the terms", "Send me updates", "Enable notifications",
-  "Keep me signed in", "Make this public", "Use dark mode", "Email me receipts", "Allow guest access",
+  "Remember me",
+  "Subscribe to newsletter",
+  "I agree to the terms",
+  "Send me updates",
+  "Enable notifications",
+  "Keep me signed in",
+  "Make this public",
+  "Use dark mode",
+  "Email me receipts",
+  "Allow guest access",
 ];
 /** Texts never rendered on any page: the negative cases. */
 export const ABSENT = [
-  "Quarterly forecast", "Launch rocket", "Feed the cat", "Bluetooth pairing", "Warranty claim", "Recycle bin",
-  "Zebra crossing", "Holiday rota", "Translate page", "Volume mixer", "Parking permit", "Gift wrap",
-  "Loyalty points", "Mute thread", "Pin to top", "Snooze alarm", "Flashlight", "Weather radar", "Tax refund",
-  "Open garage", "Water plants", "Karaoke mode", "Jump to level", "Vaccination card", "Unfollow",
+  "Quarterly forecast",
+  "Launch rocket",
+  "Feed the cat",
+  "Bluetooth pairing",
+  "Warranty claim",
+  "Recycle bin",
+  "Zebra crossing",
+  "Holiday rota",
+  "Translate page",
+  "Volume mixer",
+  "Parking permit",
+  "Gift wrap",
+  "Loyalty points",
+  "Mute thread",
+  "Pin to top",
+  "Snooze alarm",
+  "Flashlight",
+  "Weather radar",
+  "Tax refund",
+  "Open garage",
+  "Water plants",
+  "Karaoke mode",
+  "Jump to level",
+  "Vaccination card",
+  "Unfollow",
 ];
 
 // --- themes -------------------------------------------------------------------------------------
@@ -153,14 +350,80 @@ interface Theme {
 }
 
 const LIGHT: Theme[] = [
-  { name: "light", bg: "#ffffff", fg: "#111827", muted: "#6b7280", panel: "#f3f4f6", border: "#d1d5db", link: "#2563eb", primary: "#2563eb", primaryFg: "#ffffff", input: "#ffffff" },
-  { name: "light", bg: "#fafaf9", fg: "#1c1917", muted: "#57534e", panel: "#e7e5e4", border: "#a8a29e", link: "#7c3aed", primary: "#16a34a", primaryFg: "#ffffff", input: "#ffffff" },
-  { name: "light", bg: "#f8fafc", fg: "#0f172a", muted: "#475569", panel: "#e2e8f0", border: "#94a3b8", link: "#0369a1", primary: "#dc2626", primaryFg: "#ffffff", input: "#ffffff" },
+  {
+    name: "light",
+    bg: "#ffffff",
+    fg: "#111827",
+    muted: "#6b7280",
+    panel: "#f3f4f6",
+    border: "#d1d5db",
+    link: "#2563eb",
+    primary: "#2563eb",
+    primaryFg: "#ffffff",
+    input: "#ffffff",
+  },
+  {
+    name: "light",
+    bg: "#fafaf9",
+    fg: "#1c1917",
+    muted: "#57534e",
+    panel: "#e7e5e4",
+    border: "#a8a29e",
+    link: "#7c3aed",
+    primary: "#16a34a",
+    primaryFg: "#ffffff",
+    input: "#ffffff",
+  },
+  {
+    name: "light",
+    bg: "#f8fafc",
+    fg: "#0f172a",
+    muted: "#475569",
+    panel: "#e2e8f0",
+    border: "#94a3b8",
+    link: "#0369a1",
+    primary: "#dc2626",
+    primaryFg: "#ffffff",
+    input: "#ffffff",
+  },
 ];
 const DARK: Theme[] = [
-  { name: "dark", bg: "#111827", fg: "#f9fafb", muted: "#9ca3af", panel: "#1f2937", border: "#4b5563", link: "#60a5fa", primary: "#3b82f6", primaryFg: "#ffffff", input: "#0b1220" },
-  { name: "dark", bg: "#18181b", fg: "#e4e4e7", muted: "#a1a1aa", panel: "#27272a", border: "#52525b", link: "#f472b6", primary: "#a855f7", primaryFg: "#ffffff", input: "#09090b" },
-  { name: "dark", bg: "#0c0a09", fg: "#fafaf9", muted: "#a8a29e", panel: "#1c1917", border: "#57534e", link: "#34d399", primary: "#f59e0b", primaryFg: "#1c1917", input: "#1c1917" },
+  {
+    name: "dark",
+    bg: "#111827",
+    fg: "#f9fafb",
+    muted: "#9ca3af",
+    panel: "#1f2937",
+    border: "#4b5563",
+    link: "#60a5fa",
+    primary: "#3b82f6",
+    primaryFg: "#ffffff",
+    input: "#0b1220",
+  },
+  {
+    name: "dark",
+    bg: "#18181b",
+    fg: "#e4e4e7",
+    muted: "#a1a1aa",
+    panel: "#27272a",
+    border: "#52525b",
+    link: "#f472b6",
+    primary: "#a855f7",
+    primaryFg: "#ffffff",
+    input: "#09090b",
+  },
+  {
+    name: "dark",
+    bg: "#0c0a09",
+    fg: "#fafaf9",
+    muted: "#a8a29e",
+    panel: "#1c1917",
+    border: "#57534e",
+    link: "#34d399",
+    primary: "#f59e0b",
+    primaryFg: "#1c1917",
+    input: "#1c1917",
+  },
 ];
 
 const FONTS = ["'DejaVu Sans', sans-serif", "'DejaVu Serif', serif", "'DejaVu Sans Mono', monospace", "sans-serif"];
@@ -205,14 +468,23 @@ function button(b: Builder, text: string, kind: "primary" | "secondary" | "dange
 
 function link(b: Builder, text: string, asCase = true): string {
   const i = id(b);
-  if (asCase) b.cases.push({ targetId: i, category: "link", description: b.p.one([`link '${text}'`, `the ${text} link`, `${text} link`]) });
+  if (asCase)
+    b.cases.push({
+      targetId: i,
+      category: "link",
+      description: b.p.one([`link '${text}'`, `the ${text} link`, `${text} link`]),
+    });
   const deco = b.p.chance(0.5) ? "underline" : "none";
   return `<a data-bench-id="${i}" href="#" style="color:${b.t.link};text-decoration:${deco};margin:0 .9em">${esc(text)}</a>`;
 }
 
 function heading(b: Builder, text: string, level: 1 | 2 | 3): string {
   const i = id(b);
-  b.cases.push({ targetId: i, category: "heading", description: b.p.one([`the heading '${text}'`, `${text} heading`, `the title ${text}`]) });
+  b.cases.push({
+    targetId: i,
+    category: "heading",
+    description: b.p.one([`the heading '${text}'`, `${text} heading`, `the title ${text}`]),
+  });
   const size = level === 1 ? "1.9em" : level === 2 ? "1.4em" : "1.15em";
   return `<h${level} style="font-size:${size};margin:.4em 0"><span data-bench-id="${i}">${esc(text)}</span></h${level}>`;
 }
@@ -224,10 +496,20 @@ function input(b: Builder, label: string | null, placeholder: string | null, lay
     b.cases.push({
       targetId: i,
       category: "input-label",
-      description: b.p.one([`the ${label} field`, `field labelled ${label}`, `the input for ${label}`, `${label} input`, `the ${label} text box`]),
+      description: b.p.one([
+        `the ${label} field`,
+        `field labelled ${label}`,
+        `the input for ${label}`,
+        `${label} input`,
+        `the ${label} text box`,
+      ]),
     });
   } else if (placeholder) {
-    b.cases.push({ targetId: i, category: "input-placeholder", description: b.p.one([`the ${placeholder} field`, `${placeholder} search box`, `the input '${placeholder}'`]) });
+    b.cases.push({
+      targetId: i,
+      category: "input-placeholder",
+      description: b.p.one([`the ${placeholder} field`, `${placeholder} search box`, `the input '${placeholder}'`]),
+    });
   }
   const width = b.p.int(14, 26);
   const field = `<input data-bench-id="${i}" ${placeholder ? `placeholder="${esc(placeholder)}"` : ""} style="font:inherit;padding:.4em .6em;border:1px solid ${t.border};border-radius:${b.p.int(0, 6)}px;background:${t.input};color:${t.fg};width:${width}em">`;
@@ -239,13 +521,20 @@ function input(b: Builder, label: string | null, placeholder: string | null, lay
 
 function checkbox(b: Builder, label: string): string {
   const i = id(b);
-  b.cases.push({ targetId: i, category: "checkbox", description: b.p.one([`the checkbox next to ${label}`, `checkbox beside '${label}'`, `the ${label} checkbox`]) });
+  b.cases.push({
+    targetId: i,
+    category: "checkbox",
+    description: b.p.one([`the checkbox next to ${label}`, `checkbox beside '${label}'`, `the ${label} checkbox`]),
+  });
   const size = b.p.int(13, 18);
   return `<div style="margin:8px 0;display:flex;align-items:center;gap:8px"><input type="checkbox" data-bench-id="${i}" style="width:${size}px;height:${size}px;margin:0"><label>${esc(label)}</label></div>`;
 }
 
 function topNav(b: Builder): string {
-  const [brand] = b.p.take(["Acme Cloud", "Northwind", "Globex", "Initech", "Umbrella Labs", "Hooli", "Stark Works"], 1);
+  const [brand] = b.p.take(
+    ["Acme Cloud", "Northwind", "Globex", "Initech", "Umbrella Labs", "Hooli", "Stark Works"],
+    1,
+  );
   const links = b.p.take(NAV, b.p.int(3, 5)).map((l) => link(b, l));
   const cta = b.p.take(ACTIONS, 1).map((a) => button(b, a, "primary"));
   return `<header style="display:flex;align-items:center;gap:8px;padding:10px 20px;border-bottom:1px solid ${b.t.border}"><strong style="margin-right:24px">${esc(brand ?? "Acme")}</strong>${links.join("")}<span style="flex:1"></span>${cta.join("")}</header>`;
@@ -254,7 +543,11 @@ function topNav(b: Builder): string {
 function sidebar(b: Builder): string {
   const items = b.p.take(MENU, b.p.int(5, 8)).map((m) => {
     const i = id(b);
-    b.cases.push({ targetId: i, category: "menu", description: b.p.one([`the ${m} menu item`, `${m} in the sidebar menu`, `menu item '${m}'`]) });
+    b.cases.push({
+      targetId: i,
+      category: "menu",
+      description: b.p.one([`the ${m} menu item`, `${m} in the sidebar menu`, `menu item '${m}'`]),
+    });
     return `<div style="padding:7px 12px;border-radius:6px"><span data-bench-id="${i}">${esc(m)}</span></div>`;
   });
   return `<aside style="width:200px;padding:12px;background:${b.t.panel};align-self:stretch">${items.join("")}</aside>`;
@@ -275,12 +568,18 @@ function table(b: Builder, withOrdinal: boolean): string {
   const rows = b.p.int(3, 5);
   const people = b.p.take(PEOPLE, rows);
   const cities = b.p.take(CITIES, rows);
-  const head = ["Name", "City", "Status", "Amount", ""].map((h) => `<th style="text-align:left;padding:6px 12px;border-bottom:1px solid ${b.t.border}">${h}</th>`).join("");
+  const head = ["Name", "City", "Status", "Amount", ""]
+    .map((h) => `<th style="text-align:left;padding:6px 12px;border-bottom:1px solid ${b.t.border}">${h}</th>`)
+    .join("");
   const ordinal = withOrdinal ? b.p.int(1, rows) : -1;
   const body = people
     .map((person, r) => {
       const pid = id(b);
-      b.cases.push({ targetId: pid, category: "table", description: b.p.one([`the cell ${person}`, `'${person}'`, `the row ${person}`]) });
+      b.cases.push({
+        targetId: pid,
+        category: "table",
+        description: b.p.one([`the cell ${person}`, `'${person}'`, `the row ${person}`]),
+      });
       const cid = id(b);
       const city = cities[r] ?? "Lisbon";
       if (b.p.chance(0.4)) b.cases.push({ targetId: cid, category: "table", description: `the text ${city}` });
@@ -304,14 +603,20 @@ function form(b: Builder): string {
   if (b.p.chance(0.6)) parts.push(input(b, null, b.p.take(PLACEHOLDERS, 1)[0] ?? "Search", "stack"));
   for (const c of b.p.take(CHECKS, b.p.int(1, 2))) parts.push(checkbox(b, c));
   const actions = b.p.take(ACTIONS, 2);
-  parts.push(`<div>${button(b, actions[0] ?? "Save", "primary")}${button(b, actions[1] ?? "Cancel", b.p.one(["secondary", "ghost", "danger"] as const))}</div>`);
+  parts.push(
+    `<div>${button(b, actions[0] ?? "Save", "primary")}${button(b, actions[1] ?? "Cancel", b.p.one(["secondary", "ghost", "danger"] as const))}</div>`,
+  );
   return `<form onsubmit="return false" style="max-width:640px">${parts.join("")}</form>`;
 }
 
 function openMenu(b: Builder): string {
   const items = b.p.take(ACTIONS, b.p.int(4, 6)).map((m) => {
     const i = id(b);
-    b.cases.push({ targetId: i, category: "menu", description: b.p.one([`the ${m} menu item`, `menu item '${m}'`, `${m} option`]) });
+    b.cases.push({
+      targetId: i,
+      category: "menu",
+      description: b.p.one([`the ${m} menu item`, `menu item '${m}'`, `${m} option`]),
+    });
     return `<div data-bench-id="${i}" style="padding:6px 16px">${esc(m)}</div>`;
   });
   return `<div style="position:absolute;right:60px;top:70px;min-width:180px;background:${b.t.panel};border:1px solid ${b.t.border};border-radius:8px;box-shadow:0 8px 24px rgba(0,0,0,.25);padding:6px 0">${items.join("")}</div>`;
@@ -321,7 +626,19 @@ function cards(b: Builder): string {
   const n = b.p.int(2, 3);
   const out: string[] = [];
   for (let k = 0; k < n; k++) {
-    const [title] = b.p.take(["Fast builds", "Global edge", "Team roles", "Audit trails", "Smart alerts", "Usage caps", "Live preview", "Instant rollback"], 1);
+    const [title] = b.p.take(
+      [
+        "Fast builds",
+        "Global edge",
+        "Team roles",
+        "Audit trails",
+        "Smart alerts",
+        "Usage caps",
+        "Live preview",
+        "Instant rollback",
+      ],
+      1,
+    );
     const [more] = b.p.take(NAV, 1);
     out.push(
       `<div style="flex:1;padding:16px;border:1px solid ${b.t.border};border-radius:10px;background:${b.t.panel}"><div style="font-weight:700;margin-bottom:6px">${esc(title ?? "Feature")}</div><div style="color:${b.t.muted};margin-bottom:8px">Short description of the feature.</div>${link(b, more ?? "Learn more")}</div>`,
@@ -364,7 +681,11 @@ export function generatePage(seed: number): BenchPage {
   }
   // negative cases: texts that appear nowhere on any page
   for (const absent of p.take(ABSENT, 2)) {
-    b.cases.push({ targetId: null, category: "negative", description: p.one([`the ${absent} button`, `link '${absent}'`, `${absent}`]) });
+    b.cases.push({
+      targetId: null,
+      category: "negative",
+      description: p.one([`the ${absent} button`, `link '${absent}'`, `${absent}`]),
+    });
   }
   const html = `<!doctype html><html><head><meta charset="utf-8"><style>*{box-sizing:border-box}body{margin:0;background:${theme.bg};color:${theme.fg};font-family:${font};font-size:${fontPx}px;line-height:1.45}</style></head><body>${body}</body></html>`;
   return { name: `${layout}-${seed}`, html, width, height, theme: theme.name, fontPx, cases: b.cases };

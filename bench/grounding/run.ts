@@ -70,7 +70,15 @@ async function main(): Promise<void> {
   console.log(`OCR backend: ${warm.backend} (warm-up ${warm.ms} ms)`);
   const browser = await chromium.launch({
     executablePath: "/usr/bin/chromium",
-    args: ["--no-sandbox", "--headless", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"],
+    args: [
+      "--no-sandbox",
+      "--headless",
+      "--disable-gpu",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+      "--no-first-run",
+    ],
   });
   const results: CaseResult[] = [];
   const firstLatency: Record<string, number[]> = { "1280x720": [], "1920x1080": [] };
@@ -78,7 +86,10 @@ async function main(): Promise<void> {
   try {
     for (let k = 0; k < args.pages; k++) {
       const page = generatePage(args.seed + k);
-      const ctx = await browser.newContext({ viewport: { width: page.width, height: page.height }, deviceScaleFactor: 1 });
+      const ctx = await browser.newContext({
+        viewport: { width: page.width, height: page.height },
+        deviceScaleFactor: 1,
+      });
       const tab = await ctx.newPage();
       await tab.setContent(page.html, { waitUntil: "load" });
       await tab.evaluate(() => document.fonts.ready);
@@ -97,7 +108,15 @@ async function main(): Promise<void> {
       const visible = (c: BenchCase) => {
         if (!c.targetId) return true;
         const b = boxes[c.targetId];
-        return !!b && b.width > 0 && b.height > 0 && b.x >= 0 && b.y >= 0 && b.x + b.width <= page.width && b.y + b.height <= page.height;
+        return (
+          !!b &&
+          b.width > 0 &&
+          b.height > 0 &&
+          b.x >= 0 &&
+          b.y >= 0 &&
+          b.x + b.width <= page.width &&
+          b.y + b.height <= page.height
+        );
       };
       let first = true;
       for (const c of page.cases.filter(visible)) {
@@ -113,9 +132,21 @@ async function main(): Promise<void> {
         // a checkbox's own box is small: a click within 3 px of it still toggles it
         const slack = c.category === "checkbox" ? 3 : 0;
         const pass = c.targetId === null ? !g.found : !!point && !!target && inside(point, target, slack);
-        results.push({ page: page.name, category: c.category, description: c.description, pass, found: g.found, point, target, confidence: g.confidence, matched: g.matchedText });
+        results.push({
+          page: page.name,
+          category: c.category,
+          description: c.description,
+          pass,
+          found: g.found,
+          point,
+          target,
+          confidence: g.confidence,
+          matched: g.matchedText,
+        });
         if (args.verbose && !pass) {
-          console.log(`FAIL ${page.name} [${c.category}] "${c.description}" -> ${g.found ? `(${g.x},${g.y}) "${g.matchedText}"` : `not found: ${g.reason}`}; target ${target ? JSON.stringify(target) : "none"}`);
+          console.log(
+            `FAIL ${page.name} [${c.category}] "${c.description}" -> ${g.found ? `(${g.x},${g.y}) "${g.matchedText}"` : `not found: ${g.reason}`}; target ${target ? JSON.stringify(target) : "none"}`,
+          );
         }
       }
     }
@@ -127,17 +158,34 @@ async function main(): Promise<void> {
   console.log("\ncategory            cases  passed  accuracy");
   const line = (name: string, rs: CaseResult[]) => {
     const passed = rs.filter((r) => r.pass).length;
-    console.log(`${name.padEnd(18)} ${String(rs.length).padStart(6)}  ${String(passed).padStart(6)}  ${rs.length ? ((100 * passed) / rs.length).toFixed(1) : "-"}%`);
+    console.log(
+      `${name.padEnd(18)} ${String(rs.length).padStart(6)}  ${String(passed).padStart(6)}  ${rs.length ? ((100 * passed) / rs.length).toFixed(1) : "-"}%`,
+    );
   };
-  for (const c of cats.sort()) line(c, results.filter((r) => r.category === c));
-  line("TEXT TARGETS", results.filter((r) => TEXT_CATEGORIES.includes(r.category)));
-  line("ALL POSITIVE", results.filter((r) => r.category !== "negative"));
+  for (const c of cats.sort())
+    line(
+      c,
+      results.filter((r) => r.category === c),
+    );
+  line(
+    "TEXT TARGETS",
+    results.filter((r) => TEXT_CATEGORIES.includes(r.category)),
+  );
+  line(
+    "ALL POSITIVE",
+    results.filter((r) => r.category !== "negative"),
+  );
   line("ALL", results);
   console.log("\nlatency per image (first grounding: decode + OCR + match)");
   for (const [size, xs] of Object.entries(firstLatency)) {
-    if (xs.length) console.log(`  ${size.padEnd(10)} images ${String(xs.length).padStart(3)}  p50 ${percentile(xs, 50).toFixed(0)} ms  p95 ${percentile(xs, 95).toFixed(0)} ms`);
+    if (xs.length)
+      console.log(
+        `  ${size.padEnd(10)} images ${String(xs.length).padStart(3)}  p50 ${percentile(xs, 50).toFixed(0)} ms  p95 ${percentile(xs, 95).toFixed(0)} ms`,
+      );
   }
-  console.log(`  cached     groundings ${warmLatency.length}  p50 ${percentile(warmLatency, 50).toFixed(1)} ms  p95 ${percentile(warmLatency, 95).toFixed(1)} ms`);
+  console.log(
+    `  cached     groundings ${warmLatency.length}  p50 ${percentile(warmLatency, 50).toFixed(1)} ms  p95 ${percentile(warmLatency, 95).toFixed(1)} ms`,
+  );
   if (args.out) {
     writeFileSync(args.out, JSON.stringify({ args, results, latency: { firstLatency, warmLatency } }, null, 2));
     console.log(`\nwrote ${args.out}`);

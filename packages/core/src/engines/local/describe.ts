@@ -65,13 +65,20 @@ const RELATIONS: [RegExp, RelationKind][] = [
   [/\b(?:labell?ed(?: as| with)?|with (?:the )?label|for|titled|marked)\b/, "labelled"],
 ];
 
-const LEADING_VERB = /^(?:please\s+)?(?:click(?:ing)?(?: on)?|double[- ]click(?: on)?|right[- ]click(?: on)?|tap(?: on)?|press|hit|select|choose|find|locate|point to|go to|open)\s+/;
-const LEADING = /^(?:the|a|an|this|that|on|at|with (?:the )?(?:text|label|caption)|with|that says|which says|saying|named|called|reading|labell?ed|titled|showing|displaying)(?:\s+|$)/;
-const TRAILING = /(?:^|\s+)(?:that says|which says|saying|named|called|with (?:the )?text|on (?:the )?(?:page|screen|left|right|top|bottom)|at (?:the )?(?:top|bottom|left|right)(?: of (?:the )?(?:page|screen))?|in (?:the )?(?:sidebar|side bar|top bar|toolbar|tool bar|header|footer|navigation|nav|nav bar|navbar|menu|sidebar menu|dropdown|drop-down|dialog|modal|popup|form|table|list|panel|page|window|top menu|main menu|context menu)(?: menu)?)$/;
+const LEADING_VERB =
+  /^(?:please\s+)?(?:click(?:ing)?(?: on)?|double[- ]click(?: on)?|right[- ]click(?: on)?|tap(?: on)?|press|hit|select|choose|find|locate|point to|go to|open)\s+/;
+const LEADING =
+  /^(?:the|a|an|this|that|on|at|with (?:the )?(?:text|label|caption)|with|that says|which says|saying|named|called|reading|labell?ed|titled|showing|displaying)(?:\s+|$)/;
+const TRAILING =
+  /(?:^|\s+)(?:that says|which says|saying|named|called|with (?:the )?text|on (?:the )?(?:page|screen|left|right|top|bottom)|at (?:the )?(?:top|bottom|left|right)(?: of (?:the )?(?:page|screen))?|in (?:the )?(?:sidebar|side bar|top bar|toolbar|tool bar|header|footer|navigation|nav|nav bar|navbar|menu|sidebar menu|dropdown|drop-down|dialog|modal|popup|form|table|list|panel|page|window|top menu|main menu|context menu)(?: menu)?)$/;
 
 /** Strips a leading verb, leading articles and framing words, and trailing location phrases. */
 function clean(s: string): string {
-  let t = s.replace(/\s+/g, " ").trim().replace(/[.,;:!?]+$/g, "").trim();
+  let t = s
+    .replace(/\s+/g, " ")
+    .trim()
+    .replace(/[.,;:!?]+$/g, "")
+    .trim();
   t = t.replace(LEADING_VERB, "");
   for (let i = 0; i < 6; i++) {
     const before = t;
@@ -149,24 +156,24 @@ export function parseDescription(description: string, opts: { ordinals?: boolean
     for (const v of [`"${q}"`, `'${q}'`, `“${q}”`, `‘${q}’`, `\`${q}\``]) {
       const i = lower.indexOf(v.toLowerCase());
       if (i >= 0) {
-        lower = `${lower.slice(0, i)} \u0000${placeholders.length}\u0000 ${lower.slice(i + v.length)}`;
+        lower = `${lower.slice(0, i)} \uE000${placeholders.length}\uE000 ${lower.slice(i + v.length)}`;
         placeholders.push(q);
         break;
       }
     }
   }
-  const unplace = (s: string) => s.replace(/\u0000(\d+)\u0000/g, (_, n: string) => placeholders[Number(n)] ?? "");
+  const unplace = (s: string) => s.replace(/\uE000(\d+)\uE000/g, (_, n: string) => placeholders[Number(n)] ?? "");
   const firstPlaceholder = (s: string) => {
-    const m = /\u0000(\d+)\u0000/.exec(s);
+    const m = /\uE000(\d+)\uE000/.exec(s);
     return m ? (placeholders[Number(m[1])] ?? null) : null;
   };
 
   let ordinal: number | null = null;
   if (opts.ordinals !== false)
     lower = lower.replace(/\b(first|1st|second|2nd|third|3rd|fourth|4th|fifth|5th|last)\b/, (m) => {
-    ordinal = ORDINALS[m] ?? null;
-    return " ";
-  });
+      ordinal = ORDINALS[m] ?? null;
+      return " ";
+    });
 
   let relation: ParsedDescription["relation"] = null;
   let head = lower;

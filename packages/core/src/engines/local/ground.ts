@@ -52,7 +52,15 @@ export function groundingContext(ocr: OcrView, pixels: RgbaImage | null): Ground
 }
 
 function notFound(confidence: number, matchedText: string | null, reason: string): GroundResult {
-  return { found: false, x: null, y: null, bbox: null, confidence: round3(Math.max(0, confidence)), matchedText, reason };
+  return {
+    found: false,
+    x: null,
+    y: null,
+    bbox: null,
+    confidence: round3(Math.max(0, confidence)),
+    matchedText,
+    reason,
+  };
 }
 
 function round3(n: number): number {
@@ -138,7 +146,9 @@ function groundParsed(ctx: GroundingContext, parsed: ParsedDescription, descript
     return notFound(
       near ? near.match.score * near.match.ocrConfidence : 0,
       near?.match.text ?? null,
-      near ? `no text matching "${text}" is visible (closest: "${near.match.text}")` : `no text matching "${text}" is visible`,
+      near
+        ? `no text matching "${text}" is visible (closest: "${near.match.text}")`
+        : `no text matching "${text}" is visible`,
     );
   }
   return found(best, Math.min(1, best.match.score) * best.match.ocrConfidence, `matched "${best.match.text}"`);
@@ -152,7 +162,11 @@ function groundRelative(ctx: GroundingContext, parsed: ParsedDescription): Groun
   const anchor = anchors[0];
   if (!anchor) {
     const near = findText(ctx.segments, rel.anchor, 0.5)[0];
-    return notFound(near ? near.score * near.ocrConfidence : 0, near?.text ?? null, `no text matching "${rel.anchor}" is visible`);
+    return notFound(
+      near ? near.score * near.ocrConfidence : 0,
+      near?.text ?? null,
+      `no text matching "${rel.anchor}" is visible`,
+    );
   }
   const a = anchor.bbox;
   const aConf = anchor.score * anchor.ocrConfidence;
@@ -161,19 +175,34 @@ function groundRelative(ctx: GroundingContext, parsed: ParsedDescription): Groun
   const text = parsed.texts[0] ?? null;
   if (!text || role === "checkbox" || role === "radio" || role === "icon") {
     if (ctx.pixels && (role === "checkbox" || role === "radio" || role === "icon" || !role)) {
-      const sides: ("left" | "right")[] = rel.kind === "right-of" ? ["right"] : rel.kind === "left-of" ? ["left"] : ["left", "right"];
+      const sides: ("left" | "right")[] =
+        rel.kind === "right-of" ? ["right"] : rel.kind === "left-of" ? ["left"] : ["left", "right"];
       for (const side of sides) {
         const box = smallControlBeside(ctx.pixels, a, side);
-        if (box) return found({ match: anchor, score: anchor.score, point: boxCenter(box), bbox: box }, aConf * 0.95, `control ${side} of "${anchor.text}"`);
+        if (box)
+          return found(
+            { match: anchor, score: anchor.score, point: boxCenter(box), bbox: box },
+            aConf * 0.95,
+            `control ${side} of "${anchor.text}"`,
+          );
       }
     }
     if (ctx.pixels && role && FIELD_ROLES.includes(role)) {
       const input = inputBoxForLabel(ctx.pixels, a);
-      if (input) return found({ match: anchor, score: anchor.score, point: boxCenter(input.box), bbox: input.box }, aConf * 0.95, `field beside "${anchor.text}"`);
+      if (input)
+        return found(
+          { match: anchor, score: anchor.score, point: boxCenter(input.box), bbox: input.box },
+          aConf * 0.95,
+          `field beside "${anchor.text}"`,
+        );
     }
     if (!text) {
       // no visible control found: clicking the label itself toggles most checkboxes and radios
-      return found({ match: anchor, score: anchor.score, point: boxCenter(a), bbox: a }, aConf * 0.6, `label "${anchor.text}" (no control seen beside it)`);
+      return found(
+        { match: anchor, score: anchor.score, point: boxCenter(a), bbox: a },
+        aConf * 0.6,
+        `label "${anchor.text}" (no control seen beside it)`,
+      );
     }
   }
   // a named element in a direction from the anchor: nearest match of the text there
@@ -186,7 +215,11 @@ function groundRelative(ctx: GroundingContext, parsed: ParsedDescription): Groun
   const best = cands[0];
   if (!best) return notFound(aConf * 0.5, null, `no "${text}" ${rel.kind.replace("-", " ")} "${rel.anchor}"`);
   const c = candidateFor(ctx, best.m, role);
-  return found(c, best.m.score * best.m.ocrConfidence, `"${best.m.text}" ${rel.kind.replace("-", " ")} "${anchor.text}"`);
+  return found(
+    c,
+    best.m.score * best.m.ocrConfidence,
+    `"${best.m.text}" ${rel.kind.replace("-", " ")} "${anchor.text}"`,
+  );
 }
 
 /** Distance from anchor to box in the named direction; Infinity when the box is not that way. */
@@ -221,7 +254,10 @@ export async function groundElement(
 }
 
 /** OCR and pixels of a screenshot, ready for several groundings. */
-export async function prepareGrounding(image: DecodedImage, signal?: AbortSignal): Promise<GroundingContext & { ocr: LocalOcrResult }> {
+export async function prepareGrounding(
+  image: DecodedImage,
+  signal?: AbortSignal,
+): Promise<GroundingContext & { ocr: LocalOcrResult }> {
   const [ocr, pixels] = await Promise.all([runLocalOcr(image, signal), decodeToRgba(image).catch(() => null)]);
   return { ...groundingContext(ocr, pixels), ocr };
 }

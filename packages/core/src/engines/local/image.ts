@@ -91,7 +91,12 @@ export function unionBox(a: Box, b: Box): Box {
 export function roundBox(b: Box): Box {
   const x = Math.round(b.x);
   const y = Math.round(b.y);
-  return { x, y, width: Math.max(1, Math.round(b.x + b.width) - x), height: Math.max(1, Math.round(b.y + b.height) - y) };
+  return {
+    x,
+    y,
+    width: Math.max(1, Math.round(b.x + b.width) - x),
+    height: Math.max(1, Math.round(b.y + b.height) - y),
+  };
 }
 
 export function boxCenter(b: Box): { x: number; y: number } {

@@ -23,14 +23,14 @@ export type Step =
   | { kind: "open-url"; url: string }
   | { kind: "wait"; seconds: number }
   | { kind: "wait-until"; text: string; negate: boolean }
-  | { kind: "if"; text: string; negate: boolean; then: Step }
+  | { kind: "if"; text: string; negate: boolean; action: Step }
   | { kind: "done" }
   | { kind: "fail"; message: string }
   | { kind: "unknown"; text: string; why: string };
 
 /** The goal checks: "if X is visible, done", "done when X appears", "fail if X appears". */
 function isGoalCheck(s: Step): boolean {
-  return s.kind === "if" && (s.then.kind === "done" || s.then.kind === "fail");
+  return s.kind === "if" && (s.action.kind === "done" || s.action.kind === "fail");
 }
 
 const VERBS =
@@ -45,13 +45,16 @@ const SPLIT = new RegExp(
 export function splitSteps(instruction: string): string[] {
   // protect quoted text
   const quoted: string[] = [];
-  const masked = instruction.replace(/"[^"\n]*"|“[^”\n]*”|‘[^’\n]*’|`[^`\n]*`|(?<![\p{L}\p{N}])'[^'\n]*'(?![\p{L}\p{N}])/gu, (m) => {
-    quoted.push(m);
-    return `\u0000${quoted.length - 1}\u0000`;
-  });
+  const masked = instruction.replace(
+    /"[^"\n]*"|“[^”\n]*”|‘[^’\n]*’|`[^`\n]*`|(?<![\p{L}\p{N}])'[^'\n]*'(?![\p{L}\p{N}])/gu,
+    (m) => {
+      quoted.push(m);
+      return `\uE000${quoted.length - 1}\uE000`;
+    },
+  );
   const parts = masked
     .split(SPLIT)
-    .map((p) => p.replace(/\u0000(\d+)\u0000/g, (_, n: string) => quoted[Number(n)] ?? ""))
+    .map((p) => p.replace(/\uE000(\d+)\uE000/g, (_, n: string) => quoted[Number(n)] ?? ""))
     .map((p) => p.replace(/^\s*(?:\d+[.)]|[-*•]|step \d+:?)\s*/i, "").trim())
     .map((p) => p.replace(/^(?:then|and|also|next|finally|first|after that|afterwards)\b[,\s]*/i, "").trim())
     .map((p) => p.replace(/[.!]+$/, "").trim())
@@ -173,7 +176,8 @@ const SHORTCUTS: Record<string, string[]> = {
 function parseKeys(rest: string): Step | null {
   let t = rest.trim();
   let repeat = 1;
-  const rep = /\s+(?:(\d+|one|two|three|four|five|six|seven|eight|nine|ten)\s+times|(once|twice|thrice)|x\s*(\d+))$/i.exec(t);
+  const rep =
+    /\s+(?:(\d+|one|two|three|four|five|six|seven|eight|nine|ten)\s+times|(once|twice|thrice)|x\s*(\d+))$/i.exec(t);
   if (rep) {
     repeat = toNumber(rep[1] ?? rep[2] ?? rep[3]) ?? 1;
     t = t.slice(0, rep.index).trim();
@@ -232,9 +236,16 @@ function stripTextWords(s: string): string {
 
 function parseOutcome(s: string): Step | null {
   const t = s.trim().replace(/[.!]+$/, "");
-  if (/^(?:(?:you(?:'re| are)|we(?:'re| are)|the task is|task is)\s+)?(?:done|finished|complete|completed|stop|finish|succeed|success|task complete|mark (?:it|the task) (?:as )?done|report success)$/i.test(t))
+  if (
+    /^(?:(?:you(?:'re| are)|we(?:'re| are)|the task is|task is)\s+)?(?:done|finished|complete|completed|stop|finish|succeed|success|task complete|mark (?:it|the task) (?:as )?done|report success)$/i.test(
+      t,
+    )
+  )
     return { kind: "done" };
-  const f = /^(?:fail|failed|give up|abort|report (?:a )?failure|mark (?:it|the task) (?:as )?failed)(?:\s*(?::|-|because|with|saying)\s*(.+))?$/i.exec(t);
+  const f =
+    /^(?:fail|failed|give up|abort|report (?:a )?failure|mark (?:it|the task) (?:as )?failed)(?:\s*(?::|-|because|with|saying)\s*(.+))?$/i.exec(
+      t,
+    );
   if (f) return { kind: "fail", message: f[1] ? (unquote(f[1]) ?? f[1]) : "the instruction says to fail" };
   return null;
 }
@@ -260,7 +271,8 @@ function parseOne(raw: string): Step | Step[] {
     const cond = parseCondition(ifThen[1]);
     const thens = parseStep(ifThen[2]);
     const then = thens[0];
-    if (cond && then && thens.length === 1 && then.kind !== "unknown") return { kind: "if", text: cond.text, negate: cond.negate, then };
+    if (cond && then && thens.length === 1 && then.kind !== "unknown")
+      return { kind: "if", text: cond.text, negate: cond.negate, action: then };
     if (!then || thens.length !== 1) return { kind: "unknown", text: s, why: "a condition can guard one simple step" };
     if (!cond) return { kind: "unknown", text: s, why: `cannot read the condition "${ifThen[1]}"` };
     return then;
@@ -269,19 +281,28 @@ function parseOne(raw: string): Step | Step[] {
   if (thenIf?.[1] && thenIf[2]) {
     const out = parseOutcome(thenIf[1].replace(/^(?:you(?:'re| are)|we(?:'re| are))\s+/i, ""));
     const cond = parseCondition(thenIf[2]);
-    if (out && cond) return { kind: "if", text: cond.text, negate: cond.negate, then: out };
+    if (out && cond) return { kind: "if", text: cond.text, negate: cond.negate, action: out };
   }
-  const waitUntil = /^wait\s+(?:until|for|till)\s+(.+?)(?:\s+to\s+(appear|disappear|show up|be visible|go away|vanish))?$/i.exec(s);
-  if (waitUntil?.[1] && !/^\d/.test(waitUntil[1]) && !/^(?:a|one|two|three|\d+)\s+(?:second|sec|minute|ms)/i.test(waitUntil[1])) {
+  const waitUntil =
+    /^wait\s+(?:until|for|till)\s+(.+?)(?:\s+to\s+(appear|disappear|show up|be visible|go away|vanish))?$/i.exec(s);
+  if (
+    waitUntil?.[1] &&
+    !/^\d/.test(waitUntil[1]) &&
+    !/^(?:a|one|two|three|\d+)\s+(?:second|sec|minute|ms)/i.test(waitUntil[1])
+  ) {
     const tail = waitUntil[2]?.toLowerCase();
-    if (tail) return { kind: "wait-until", text: stripTextWords(waitUntil[1]), negate: /disappear|go away|vanish/.test(tail) };
+    if (tail)
+      return { kind: "wait-until", text: stripTextWords(waitUntil[1]), negate: /disappear|go away|vanish/.test(tail) };
     const cond = parseCondition(waitUntil[1]);
     if (cond) return { kind: "wait-until", text: cond.text, negate: cond.negate };
     return { kind: "wait-until", text: stripTextWords(waitUntil[1]), negate: false };
   }
 
   // wait N
-  const wait = /^(?:wait|pause|sleep)(?:\s+for)?(?:\s+(?:about\s+)?(\d+(?:\.\d+)?|a|an|one|two|three|four|five|ten))?\s*(ms|milliseconds?|s|secs?|seconds?|m|mins?|minutes?)?$/i.exec(s);
+  const wait =
+    /^(?:wait|pause|sleep)(?:\s+for)?(?:\s+(?:about\s+)?(\d+(?:\.\d+)?|a|an|one|two|three|four|five|ten))?\s*(ms|milliseconds?|s|secs?|seconds?|m|mins?|minutes?)?$/i.exec(
+      s,
+    );
   if (wait) {
     const n = toNumber(wait[1]) ?? 1;
     const unit = (wait[2] ?? "s").toLowerCase();
@@ -301,7 +322,8 @@ function parseOne(raw: string): Step | Step[] {
   if (bareChord?.kind === "keys" && bareChord.combo) return bareChord;
 
   // navigation by address bar
-  const nav = /^(?:go to|open|navigate to|visit|browse to)\s+(?:the\s+)?(?:url\s+|page\s+|website\s+|site\s+)?(.+)$/i.exec(s);
+  const nav =
+    /^(?:go to|open|navigate to|visit|browse to)\s+(?:the\s+)?(?:url\s+|page\s+|website\s+|site\s+)?(.+)$/i.exec(s);
   if (nav?.[1]) {
     const target = unquote(nav[1]) ?? nav[1];
     if (/^(?:https?:\/\/)?[\w-]+(?:\.[\w-]+)+(?::\d+)?(?:[/?#]\S*)?$/i.test(target.trim())) {
@@ -332,9 +354,15 @@ function parseOne(raw: string): Step | Step[] {
     }
     // unquoted: split at the last " into ", or " in the ... field/box/input"
     const intoIdx = rest.toLowerCase().lastIndexOf(" into ");
-    if (intoIdx > 0) return { kind: "type", text: unquote(rest.slice(0, intoIdx)) ?? rest.slice(0, intoIdx), target: rest.slice(intoIdx + 6).trim() };
+    if (intoIdx > 0)
+      return {
+        kind: "type",
+        text: unquote(rest.slice(0, intoIdx)) ?? rest.slice(0, intoIdx),
+        target: rest.slice(intoIdx + 6).trim(),
+      };
     const inField = /^(.+?)\s+(?:in|on)\s+(the\s+.+?\b(?:field|box|input|bar|area|textbox))$/i.exec(rest);
-    if (inField?.[1] && inField[2]) return { kind: "type", text: unquote(inField[1]) ?? inField[1], target: inField[2] };
+    if (inField?.[1] && inField[2])
+      return { kind: "type", text: unquote(inField[1]) ?? inField[1], target: inField[2] };
     return { kind: "type", text: unquote(rest) ?? rest, target: null };
   }
 
@@ -347,39 +375,64 @@ function parseOne(raw: string): Step | Step[] {
     const direction = (scroll[1]?.toLowerCase() ?? "down") as "up" | "down" | "left" | "right";
     return { kind: "scroll", direction, amount: toNumber(scroll[2]) ?? 3, target: scroll[3]?.trim() ?? null };
   }
-  const scrollTo = /^scroll\s+(?:all the way\s+)?(?:to\s+)?(?:the\s+)?(top|bottom|end|start)(?:\s+of\s+(?:the\s+)?(?:page|list))?$/i.exec(s);
+  const scrollTo =
+    /^scroll\s+(?:all the way\s+)?(?:to\s+)?(?:the\s+)?(top|bottom|end|start)(?:\s+of\s+(?:the\s+)?(?:page|list))?$/i.exec(
+      s,
+    );
   if (scrollTo?.[1]) {
     const up = /top|start/i.test(scrollTo[1]);
     return { kind: "scroll", direction: up ? "up" : "down", amount: 25, target: null };
   }
 
   // dragging
-  const drag = /^(?:drag(?:\s+and\s+drop)?|move|drop)\s+(?:from\s+)?(.+?)\s+(?:to|onto|into|over to|on to|on top of)\s+(.+)$/i.exec(s);
+  const drag =
+    /^(?:drag(?:\s+and\s+drop)?|move|drop)\s+(?:from\s+)?(.+?)\s+(?:to|onto|into|over to|on to|on top of)\s+(.+)$/i.exec(
+      s,
+    );
   if (drag?.[1] && drag[2] && !/^(?:the\s+)?(?:mouse|pointer|cursor)$/i.test(drag[1].trim())) {
     return { kind: "drag", from: drag[1].trim(), to: drag[2].trim() };
   }
 
   // hovering
-  const hover = /^(?:hover(?:\s+(?:over|on))?|mouse\s*over|move\s+(?:the\s+)?(?:mouse|pointer|cursor)\s+(?:to|over|onto)|point\s+(?:at|to))\s+(.+)$/i.exec(s);
+  const hover =
+    /^(?:hover(?:\s+(?:over|on))?|mouse\s*over|move\s+(?:the\s+)?(?:mouse|pointer|cursor)\s+(?:to|over|onto)|point\s+(?:at|to))\s+(.+)$/i.exec(
+      s,
+    );
   if (hover?.[1]) return { kind: "move", target: hover[1].trim() };
 
   // clicking
-  const heldClick = /^(?:hold(?:ing)?\s+(?:down\s+)?(.+?)\s+(?:and|while you|then)\s+)(click|double[- ]?click|right[- ]?click)\s+(?:on\s+)?(.+)$/i.exec(s);
+  const heldClick =
+    /^(?:hold(?:ing)?\s+(?:down\s+)?(.+?)\s+(?:and|while you|then)\s+)(click|double[- ]?click|right[- ]?click)\s+(?:on\s+)?(.+)$/i.exec(
+      s,
+    );
   if (heldClick?.[1] && heldClick[2] && heldClick[3]) {
     const mods = parseModifiers(heldClick[1]);
     if (mods.length) return clickStep(heldClick[2], heldClick[3], mods);
   }
-  const modClick = /^((?:(?:ctrl|control|shift|alt|option|cmd|command|meta)\s*[+-]?\s*)+)(click|double[- ]?click|right[- ]?click)\s+(?:on\s+)?(.+)$/i.exec(s);
-  if (modClick?.[1] && modClick[2] && modClick[3]) return clickStep(modClick[2], modClick[3], parseModifiers(modClick[1]));
-  const select = /^(?:select|choose|pick)\s+(.+?)\s+(?:from|in)\s+(?:the\s+)?(.+?(?:dropdown|drop-down|menu|list|select|picker|combo ?box))$/i.exec(s);
+  const modClick =
+    /^((?:(?:ctrl|control|shift|alt|option|cmd|command|meta)\s*[+-]?\s*)+)(click|double[- ]?click|right[- ]?click)\s+(?:on\s+)?(.+)$/i.exec(
+      s,
+    );
+  if (modClick?.[1] && modClick[2] && modClick[3])
+    return clickStep(modClick[2], modClick[3], parseModifiers(modClick[1]));
+  const select =
+    /^(?:select|choose|pick)\s+(.+?)\s+(?:from|in)\s+(?:the\s+)?(.+?(?:dropdown|drop-down|menu|list|select|picker|combo ?box))$/i.exec(
+      s,
+    );
   if (select?.[1] && select[2]) {
     // open the list, then pick the entry (which may only appear after the list opens)
     return [clickStep("click", select[2], []), clickStep("click", select[1], [])];
   }
-  const click = /^(click|double[- ]?click|triple[- ]?click|right[- ]?click|middle[- ]?click|tap|press|select|choose|hit|push|check|uncheck|tick|untick|toggle|activate|open)\s+(?:on\s+)?(.+)$/i.exec(s);
+  const click =
+    /^(click|double[- ]?click|triple[- ]?click|right[- ]?click|middle[- ]?click|tap|press|select|choose|hit|push|check|uncheck|tick|untick|toggle|activate|open)\s+(?:on\s+)?(.+)$/i.exec(
+      s,
+    );
   if (click?.[1] && click[2]) {
     const target = click[2];
-    const held = /^(.+?)\s+(?:while\s+holding|holding|with)\s+(?:down\s+)?(?:the\s+)?(.+?)(?:\s+keys?)?(?:\s+(?:held|pressed|down))?$/i.exec(target);
+    const held =
+      /^(.+?)\s+(?:while\s+holding|holding|with)\s+(?:down\s+)?(?:the\s+)?(.+?)(?:\s+keys?)?(?:\s+(?:held|pressed|down))?$/i.exec(
+        target,
+      );
     if (held?.[1] && held[2]) {
       const mods = parseModifiers(held[2]);
       if (mods.length) return clickStep(click[1], held[1], mods);
@@ -390,7 +443,12 @@ function parseOne(raw: string): Step | Step[] {
   const lone = parseKeyName(s);
   if (lone && [...lone].length > 1) return { kind: "keys", keys: [lone], combo: false, repeat: 1 };
   // a step without a verb names an element to click ("Submit", "the Save button")
-  if (!new RegExp(`^(?:${VERBS})\\b`, "i").test(s) && s.split(/\s+/).length <= 8) {
+  // (it must look like a name: capitalised, quoted, or "the ...")
+  if (
+    !new RegExp(`^(?:${VERBS})\\b`, "i").test(s) &&
+    s.split(/\s+/).length <= 8 &&
+    /^(?:the\s|["'“‘`]|\p{Lu}|\p{N})/u.test(s)
+  ) {
     return clickStep("click", s, []);
   }
   return { kind: "unknown", text: s, why: "no supported action verb" };
@@ -468,7 +526,12 @@ class NotFound extends Error {
 }
 
 /** Actions of one step. Throws NotFound when an element it names is not on the screen. */
-function stepActions(step: Step, ground: Grounder, clamp: (x: number, y: number) => { x: number; y: number }, skip: number): Action[] {
+function stepActions(
+  step: Step,
+  ground: Grounder,
+  clamp: (x: number, y: number) => { x: number; y: number },
+  skip: number,
+): Action[] {
   const at = (description: string) => {
     const g = ground(description);
     if (!g.found || g.x === null || g.y === null) throw new NotFound(description, g);
@@ -477,7 +540,12 @@ function stepActions(step: Step, ground: Grounder, clamp: (x: number, y: number)
   switch (step.kind) {
     case "click": {
       const p = at(step.target);
-      const params: Extract<Action, { action_type: "click" }>["params"] = { x: p.x, y: p.y, button: step.button, clicks: step.clicks };
+      const params: Extract<Action, { action_type: "click" }>["params"] = {
+        x: p.x,
+        y: p.y,
+        button: step.button,
+        clicks: step.clicks,
+      };
       if (step.holdKeys.length) params.hold_keys = step.holdKeys;
       return [{ action_type: "click", params }];
     }
@@ -515,7 +583,10 @@ function stepActions(step: Step, ground: Grounder, clamp: (x: number, y: number)
       const vertical = step.direction === "up" || step.direction === "down";
       const sign = step.direction === "up" || step.direction === "right" ? 1 : -1;
       const clicks = Math.max(1, Math.min(100, Math.round(step.amount))) * sign;
-      const params: Extract<Action, { action_type: "scroll" }>["params"] = { clicks, direction: vertical ? "vertical" : "horizontal" };
+      const params: Extract<Action, { action_type: "scroll" }>["params"] = {
+        clicks,
+        direction: vertical ? "vertical" : "horizontal",
+      };
       if (step.target) {
         const p = at(step.target);
         params.x = p.x;
@@ -577,7 +648,7 @@ function describeStep(s: Step): string {
     case "wait-until":
       return `wait until "${s.text}" ${s.negate ? "is gone" : "is visible"}`;
     case "if":
-      return `if "${s.text}" is ${s.negate ? "not " : ""}visible: ${describeStep(s.then)}`;
+      return `if "${s.text}" is ${s.negate ? "not " : ""}visible: ${describeStep(s.action)}`;
     case "done":
       return "done";
     case "fail":
@@ -615,7 +686,10 @@ export function planActions(steps: Step[], ground: Grounder, opts: PlanOptions):
 
   const unknown = steps.find((s) => s.kind === "unknown");
   if (unknown?.kind === "unknown") {
-    return fail("UNSUPPORTED_INSTRUCTION", `The local engine cannot interpret the step "${quoteFor(unknown.text)}" (${unknown.why}). It understands click, double-click, right-click, type, press, scroll, drag, hover, wait, and done/fail conditions.`);
+    return fail(
+      "UNSUPPORTED_INSTRUCTION",
+      `The local engine cannot interpret the step "${quoteFor(unknown.text)}" (${unknown.why}). It understands click, double-click, right-click, type, press, scroll, drag, hover, wait, and done/fail conditions.`,
+    );
   }
   if (steps.length === 0) return fail("UNSUPPORTED_INSTRUCTION", "The instruction holds no step to carry out.");
 
@@ -625,10 +699,21 @@ export function planActions(steps: Step[], ground: Grounder, opts: PlanOptions):
     const { holds, g: res } = conditionHolds(g, s.text, s.negate);
     if (!holds) continue;
     const seen = s.negate ? `"${s.text}" is not visible` : `"${res.matchedText ?? s.text}" is visible`;
-    if (s.then.kind === "done") {
-      return { actions: [{ action_type: "done", params: {} }], status: "done", reasoning: `Goal reached: ${seen}.`, next: { step: steps.length, action: 0 }, groundings };
+    if (s.action.kind === "done") {
+      return {
+        actions: [{ action_type: "done", params: {} }],
+        status: "done",
+        reasoning: `Goal reached: ${seen}.`,
+        next: { step: steps.length, action: 0 },
+        groundings,
+      };
     }
-    if (s.then.kind === "fail") return fail("GOAL_FAILED", `${s.then.message === "the instruction says to fail" ? "The instruction says to fail" : s.then.message} when ${s.negate ? `"${s.text}" is not visible` : `"${s.text}" is visible`}: ${seen}.`, { step: steps.length, action: 0 });
+    if (s.action.kind === "fail")
+      return fail(
+        "GOAL_FAILED",
+        `${s.action.message === "the instruction says to fail" ? "The instruction says to fail" : s.action.message} when ${s.negate ? `"${s.text}" is not visible` : `"${s.text}" is visible`}: ${seen}.`,
+        { step: steps.length, action: 0 },
+      );
   }
   const hasGoal = steps.some(isGoalCheck);
 
@@ -643,7 +728,13 @@ export function planActions(steps: Step[], ground: Grounder, opts: PlanOptions):
     if (step.kind === "done") {
       if (actions.length < opts.maxActions) {
         actions.push({ action_type: "done", params: {} });
-        return { actions, status: "done", reasoning: `${summary(done)}Done as instructed.`, next: { step: steps.length, action: 0 }, groundings };
+        return {
+          actions,
+          status: "done",
+          reasoning: `${summary(done)}Done as instructed.`,
+          next: { step: steps.length, action: 0 },
+          groundings,
+        };
       }
       break;
     }
@@ -673,10 +764,10 @@ export function planActions(steps: Step[], ground: Grounder, opts: PlanOptions):
     if (step.kind === "if") {
       const { holds } = conditionHolds(g, step.text, step.negate);
       if (!holds) {
-        done.push(`skipped "${describeStep(step.then)}" (condition not met)`);
+        done.push(`skipped "${describeStep(step.action)}" (condition not met)`);
         continue;
       }
-      effective = step.then;
+      effective = step.action;
     }
     try {
       stepActs = stepActions(effective, g, clamp, skip).slice(skip);
@@ -684,7 +775,11 @@ export function planActions(steps: Step[], ground: Grounder, opts: PlanOptions):
       if (!(e instanceof NotFound)) throw e;
       if (actions.length === 0) {
         const near = e.result.matchedText ? ` (closest text: "${e.result.matchedText}")` : "";
-        return fail("ELEMENT_NOT_FOUND", `Could not find "${quoteFor(e.description)}" on the screen${near}; nothing was clicked.`, { step: i, action: skip });
+        return fail(
+          "ELEMENT_NOT_FOUND",
+          `Could not find "${quoteFor(e.description)}" on the screen${near}; nothing was clicked.`,
+          { step: i, action: skip },
+        );
       }
       return {
         actions,
@@ -696,7 +791,11 @@ export function planActions(steps: Step[], ground: Grounder, opts: PlanOptions):
     }
     const banned = allowed ? stepActs.find((a) => !allowed.has(a.action_type)) : undefined;
     if (banned) {
-      if (actions.length === 0) return fail("TOOL_NOT_ALLOWED", `The step "${describeStep(effective)}" needs a ${banned.action_type} action, which the tools list does not allow.`);
+      if (actions.length === 0)
+        return fail(
+          "TOOL_NOT_ALLOWED",
+          `The step "${describeStep(effective)}" needs a ${banned.action_type} action, which the tools list does not allow.`,
+        );
       break;
     }
     const room = opts.maxActions - actions.length;
@@ -719,13 +818,37 @@ export function planActions(steps: Step[], ground: Grounder, opts: PlanOptions):
     // nothing left to do on this call
     if (hasGoal) {
       if (!allowed || allowed.has("wait")) {
-        return { actions: [{ action_type: "wait", params: { seconds: 1 } }], status: "continue", reasoning: `${summary(done)}All steps are done; waiting for the goal condition.`, next: { step: steps.length, action: 0 }, groundings };
+        return {
+          actions: [{ action_type: "wait", params: { seconds: 1 } }],
+          status: "continue",
+          reasoning: `${summary(done)}All steps are done; waiting for the goal condition.`,
+          next: { step: steps.length, action: 0 },
+          groundings,
+        };
       }
-      return { actions: [], status: "continue", reasoning: `${summary(done)}All steps are done; the goal condition is not met yet.`, next: { step: steps.length, action: 0 }, groundings };
+      return {
+        actions: [],
+        status: "continue",
+        reasoning: `${summary(done)}All steps are done; the goal condition is not met yet.`,
+        next: { step: steps.length, action: 0 },
+        groundings,
+      };
     }
-    return { actions: [{ action_type: "done", params: {} }], status: "done", reasoning: `${summary(done)}All steps of the instruction are done.`, next: { step: steps.length, action: 0 }, groundings };
+    return {
+      actions: [{ action_type: "done", params: {} }],
+      status: "done",
+      reasoning: `${summary(done)}All steps of the instruction are done.`,
+      next: { step: steps.length, action: 0 },
+      groundings,
+    };
   }
-  return { actions, status: "continue", reasoning: `${summary(done)}`.trim() || "Nothing to do.", next: { step: i, action: 0 }, groundings };
+  return {
+    actions,
+    status: "continue",
+    reasoning: `${summary(done)}`.trim() || "Nothing to do.",
+    next: { step: i, action: 0 },
+    groundings,
+  };
 }
 
 function summary(done: string[]): string {
@@ -747,7 +870,11 @@ export function progressMarker(instruction: string, next: { step: number; action
 }
 
 /** The resume point recorded in the newest trajectory step's reasoning, for this instruction. */
-export function resumePoint(instruction: string, reasonings: (string | undefined)[], total: number): { step: number; action: number } | null {
+export function resumePoint(
+  instruction: string,
+  reasonings: (string | undefined)[],
+  total: number,
+): { step: number; action: number } | null {
   const last = reasonings[reasonings.length - 1];
   if (!last) return null;
   const m = MARKER_RE.exec(last);

@@ -2,7 +2,15 @@
 // imperative steps. No network, no model provider. See docs/engines-local.md.
 import { CoreError, isCoreError } from "../../errors.ts";
 import { MANAGED_MODEL_ID } from "../../pricing/pricing.ts";
-import type { DecodedImage, Engine, GroundInput, GroundOutput, OcrOutput, PredictInput, PredictOutput } from "../types.ts";
+import type {
+  DecodedImage,
+  Engine,
+  GroundInput,
+  GroundOutput,
+  OcrOutput,
+  PredictInput,
+  PredictOutput,
+} from "../types.ts";
 import { groundInContext, prepareGrounding } from "./ground.ts";
 import {
   type Grounder,

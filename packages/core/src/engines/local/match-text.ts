@@ -87,7 +87,11 @@ function subCost(a: string, b: string): number {
  * distance of `pattern` against some substring ending at j. Returns [start, end) ranges with their
  * distances, best first, one per distinct start.
  */
-export function approximateMatches(pattern: string[], text: string[], maxDistance: number): { start: number; end: number; distance: number }[] {
+export function approximateMatches(
+  pattern: string[],
+  text: string[],
+  maxDistance: number,
+): { start: number; end: number; distance: number }[] {
   const m = pattern.length;
   const n = text.length;
   if (m === 0 || n === 0) return [];
@@ -233,7 +237,12 @@ export function findText(segments: Segment[], target: string, minScore: number):
           .map((c) => c.text)
           .join("")
           .trim(),
-        bbox: { x: Math.floor(c0.x0), y: y0, width: Math.max(1, Math.ceil(c1.x1) - Math.floor(c0.x0)), height: y1 - y0 },
+        bbox: {
+          x: Math.floor(c0.x0),
+          y: y0,
+          width: Math.max(1, Math.ceil(c1.x1) - Math.floor(c0.x0)),
+          height: y1 - y0,
+        },
         whole: matchedAlnum.length === allVisible.length,
         ocrConfidence: visible.length ? visible.reduce((s, c) => s + c.confidence, 0) / visible.length : 0,
         segment: seg,

@@ -406,19 +406,36 @@ async function paddleBackend(): Promise<OcrBackend> {
       const ctx = canvas.getContext("2d");
       ctx.drawImage(img, 0, 0);
       const raw = ctx.getImageData(0, 0, width, height).data;
-      const rgba: RgbaImage = { width, height, data: new Uint8ClampedArray(raw.buffer, raw.byteOffset, raw.byteLength) };
+      const rgba: RgbaImage = {
+        width,
+        height,
+        data: new Uint8ClampedArray(raw.buffer, raw.byteOffset, raw.byteLength),
+      };
       const t1 = performance.now();
       const maxSide = Math.min(config.detectionMaxSide, Math.max(width, height));
-      // biome-ignore lint/suspicious/noExplicitAny: the library's canvas type is the same @napi-rs/canvas class
+      // the library's canvas type is this same @napi-rs/canvas class
       const { boxes } = await service.detect(canvas as any, { maxSideLength: maxSide });
       const clean = boxes.map((b) => clampBox(b, width, height)).filter((b) => b.width >= 4 && b.height >= 4);
       const t2 = performance.now();
-      const runs = await recognizeBoxes(ort, service.recSession, rgba, clean, dictionary, config.recognitionBatch, config.recognitionSqueeze);
+      const runs = await recognizeBoxes(
+        ort,
+        service.recSession,
+        rgba,
+        clean,
+        dictionary,
+        config.recognitionBatch,
+        config.recognitionSqueeze,
+      );
       const t3 = performance.now();
       const split = runs.map((r) => splitRunAtInkGaps(r, rgba));
       const t4 = performance.now();
       const stages = { decode: t1 - t0, detect: t2 - t1, recognize: t3 - t2, words: t4 - t3 };
-      return { runs: split, width, height, stages: Object.fromEntries(Object.entries(stages).map(([k, v]) => [k, Math.round(v)])) };
+      return {
+        runs: split,
+        width,
+        height,
+        stages: Object.fromEntries(Object.entries(stages).map(([k, v]) => [k, Math.round(v)])),
+      };
     },
   };
 }
@@ -458,7 +475,9 @@ async function recognizeBoxes(
     const n = batch.length;
     const plane = REC_HEIGHT * padW;
     const tensor = new Float32Array(n * 3 * plane);
-    batch.forEach((item, k) => fillCrop(image, item.b, item.w, padW, tensor, k * 3 * plane));
+    batch.forEach((item, k) => {
+      fillCrop(image, item.b, item.w, padW, tensor, k * 3 * plane);
+    });
     const input = new ort.Tensor("float32", tensor, [n, 3, REC_HEIGHT, padW]);
     const outputs = await session.run({ [session.inputNames[0] ?? "x"]: input });
     const out = outputs[session.outputNames[0] ?? ""];
@@ -471,7 +490,7 @@ async function recognizeBoxes(
     });
     input.dispose();
   }
-  return runs.filter((r): r is OcrRun => r !== null && r.chars.some((c) => c.text.trim() !== ""));
+  return runs.filter((r): r is OcrRun => !!r?.chars.some((c) => c.text.trim() !== ""));
 }
 
 /** Bilinear resize of one box of the image into the tensor (BGR planes). */
@@ -568,7 +587,14 @@ export function decodeRun(
     if (!e || c === undefined) continue;
     const prevC = centers[i - 1];
     const prev = emitted[i - 1];
-    if (prev && prevC !== undefined && e.ch !== " " && prev.ch !== " " && c - prevC > pitch * 1.9 && c - prevC > box.height * 0.45) {
+    if (
+      prev &&
+      prevC !== undefined &&
+      e.ch !== " " &&
+      prev.ch !== " " &&
+      c - prevC > pitch * 1.9 &&
+      c - prevC > box.height * 0.45
+    ) {
       chars.push({ text: " ", x0: prevC + pitch / 2, x1: c - pitch / 2, confidence: e.p });
     }
     chars.push({ text: e.ch, x0: c - pitch / 2, x1: c + pitch / 2, confidence: e.p });
@@ -634,9 +660,9 @@ export function inkSegments(image: RgbaImage, box: Box, minGap: number): { start
 }
 
 /**
- * Restores spaces the recogniser dropped and tightens word extents: characters whose centres fall in
- * different ink segments belong to different words; the first and last character of each segment
- * take the segment's edges.
+ * Restores spaces the recogniser dropped (and drops ones it imagined) and tightens word extents:
+ * characters whose centres fall in different ink segments belong to different words; the first and
+ * last character of each segment take the segment's edges.
  */
 export function splitRunAtInkGaps(run: OcrRun, image: RgbaImage): OcrRun {
   const minGap = Math.max(3, Math.round(run.bbox.height * 0.27));
@@ -662,20 +688,14 @@ export function splitRunAtInkGaps(run: OcrRun, image: RgbaImage): OcrRun {
     const cur = visible[i];
     if (prev && cur && cur.seg < prev.seg) cur.seg = prev.seg;
   }
-  const spaceBefore = new Set<number>();
-  run.chars.forEach((c, i) => {
-    if (c.text === " ") {
-      const next = run.chars.slice(i + 1).find((n) => n.text !== " ");
-      if (next) spaceBefore.add(visible.findIndex((v) => v.x0 === next.x0 && v.text === next.text));
-    }
-  });
   const chars: OcrChar[] = [];
   for (let i = 0; i < visible.length; i++) {
     const c = visible[i];
     if (!c) continue;
     const prev = visible[i - 1];
     const newSeg = prev !== undefined && prev.seg !== c.seg;
-    if (prev && (newSeg || spaceBefore.has(i))) {
+    // the ink decides where words break: a recognised space without a blank gap is dropped
+    if (prev && newSeg) {
       chars.push({ text: " ", x0: prev.x1, x1: c.x0, confidence: c.confidence });
     }
     const seg = segs[c.seg];
@@ -702,7 +722,9 @@ function normalizeChar(ch: string): string {
 
 async function tesseractBackend(): Promise<OcrBackend> {
   const version = await execFile(config.tesseractPath, ["--version"], null).catch((e: Error) => {
-    throw new Error(`no OCR backend available: paddle failed (${fallbackReason ?? "disabled"}), tesseract: ${e.message}`);
+    throw new Error(
+      `no OCR backend available: paddle failed (${fallbackReason ?? "disabled"}), tesseract: ${e.message}`,
+    );
   });
   if (!/tesseract/i.test(version.stdout + version.stderr)) throw new Error("tesseract --version gave no version");
   return {
@@ -731,7 +753,11 @@ function execFile(cmd: string, args: string[], input: Buffer | null): Promise<{ 
   return new Promise((resolve, reject) => {
     const child = spawn(cmd, args, {
       // a minimal environment: tesseract needs no more, and OMP_THREAD_LIMIT=1 keeps it to one core
-      env: { OMP_THREAD_LIMIT: "1", PATH: "/usr/local/bin:/usr/bin:/bin", LANG: "C.UTF-8" } as unknown as NodeJS.ProcessEnv,
+      env: {
+        OMP_THREAD_LIMIT: "1",
+        PATH: "/usr/local/bin:/usr/bin:/bin",
+        LANG: "C.UTF-8",
+      } as unknown as NodeJS.ProcessEnv,
       stdio: ["pipe", "pipe", "pipe"],
     });
     const out: Buffer[] = [];
@@ -751,9 +777,10 @@ function execFile(cmd: string, args: string[], input: Buffer | null): Promise<{ 
 }
 
 /**
- * Median-background difference: estimate the local background with a median over 16 px blocks
- * (smoothed over 3x3 blocks), take |pixel - background| so text of any colour on any fill becomes
- * dark on white, and upscale so small UI text reaches tesseract's preferred size.
+ * Median-background difference: the background of every pixel is the median of the 9x9 window
+ * around it (thin text strokes vanish from it, filled shapes such as buttons keep their edges), so
+ * |pixel - background| turns text of any colour on any fill into dark strokes on white. The result
+ * is upscaled (bilinear) so small UI text reaches the size tesseract reads best.
  */
 export function preprocessForTesseract(image: RgbaImage, scale: number): RgbaImage {
   const { width, height } = image;
@@ -762,59 +789,25 @@ export function preprocessForTesseract(image: RgbaImage, scale: number): RgbaIma
   for (let i = 0, p = 0; i < gray.length; i++, p += 4) {
     gray[i] = ((d[p] ?? 0) * 299 + (d[p + 1] ?? 0) * 587 + (d[p + 2] ?? 0) * 114) / 1000;
   }
-  const B = 16;
-  const bw = Math.ceil(width / B);
-  const bh = Math.ceil(height / B);
-  const blockMed = new Float32Array(bw * bh);
-  const hist = new Uint32Array(256);
-  for (let by = 0; by < bh; by++) {
-    for (let bx = 0; bx < bw; bx++) {
-      hist.fill(0);
-      let n = 0;
-      for (let y = by * B; y < Math.min(height, (by + 1) * B); y++) {
-        for (let x = bx * B; x < Math.min(width, (bx + 1) * B); x++) {
-          const v = gray[y * width + x] ?? 0;
-          hist[v] = (hist[v] ?? 0) + 1;
-          n++;
-        }
-      }
-      let acc = 0;
-      let m = 0;
-      for (; m < 256; m++) {
-        acc += hist[m] ?? 0;
-        if (acc * 2 >= n) break;
-      }
-      blockMed[by * bw + bx] = m;
-    }
-  }
-  // median of the 3x3 neighbourhood of blocks
-  const bg = new Float32Array(bw * bh);
-  const nb: number[] = [];
-  for (let by = 0; by < bh; by++) {
-    for (let bx = 0; bx < bw; bx++) {
-      nb.length = 0;
-      for (let dy = -1; dy <= 1; dy++) {
-        for (let dx = -1; dx <= 1; dx++) {
-          const yy = by + dy;
-          const xx = bx + dx;
-          if (yy >= 0 && yy < bh && xx >= 0 && xx < bw) nb.push(blockMed[yy * bw + xx] ?? 0);
-        }
-      }
-      nb.sort((a, b) => a - b);
-      bg[by * bw + bx] = nb[Math.floor(nb.length / 2)] ?? 0;
-    }
-  }
+  const bg = medianFilter(gray, width, height, 8);
+  const ink = new Uint8Array(width * height);
+  for (let i = 0; i < ink.length; i++) ink[i] = 255 - Math.min(255, Math.abs((gray[i] ?? 0) - (bg[i] ?? 0)) * 2.2);
   const ow = width * scale;
   const oh = height * scale;
   const out = new Uint8ClampedArray(ow * oh * 4);
   for (let y = 0; y < oh; y++) {
-    const sy = Math.min(height - 1, Math.floor(y / scale));
-    const by = Math.min(bh - 1, Math.floor(sy / B));
+    const fy = Math.min(height - 1, Math.max(0, (y + 0.5) / scale - 0.5));
+    const y0 = Math.floor(fy);
+    const y1 = Math.min(height - 1, y0 + 1);
+    const wy = fy - y0;
     for (let x = 0; x < ow; x++) {
-      const sx = Math.min(width - 1, Math.floor(x / scale));
-      const bx = Math.min(bw - 1, Math.floor(sx / B));
-      const diff = Math.abs((gray[sy * width + sx] ?? 0) - (bg[by * bw + bx] ?? 0));
-      const v = 255 - Math.min(255, diff * 2.2);
+      const fx = Math.min(width - 1, Math.max(0, (x + 0.5) / scale - 0.5));
+      const x0 = Math.floor(fx);
+      const x1 = Math.min(width - 1, x0 + 1);
+      const wx = fx - x0;
+      const v =
+        ((ink[y0 * width + x0] ?? 255) * (1 - wx) + (ink[y0 * width + x1] ?? 255) * wx) * (1 - wy) +
+        ((ink[y1 * width + x0] ?? 255) * (1 - wx) + (ink[y1 * width + x1] ?? 255) * wx) * wy;
       const o = (y * ow + x) * 4;
       out[o] = v;
       out[o + 1] = v;
@@ -823,6 +816,53 @@ export function preprocessForTesseract(image: RgbaImage, scale: number): RgbaIma
     }
   }
   return { width: ow, height: oh, data: out };
+}
+
+/** Median over a (2r+1)^2 window, edges clamped; Huang's sliding histogram, O(r) per pixel. */
+export function medianFilter(src: Uint8Array, width: number, height: number, r: number): Uint8Array {
+  const out = new Uint8Array(width * height);
+  const hist = new Int32Array(256);
+  const n = (2 * r + 1) * (2 * r + 1);
+  const half = Math.floor(n / 2);
+  const px = (x: number, y: number) =>
+    src[Math.min(height - 1, Math.max(0, y)) * width + Math.min(width - 1, Math.max(0, x))] ?? 0;
+  for (let y = 0; y < height; y++) {
+    hist.fill(0);
+    for (let dy = -r; dy <= r; dy++) {
+      for (let dx = -r; dx <= r; dx++) {
+        const v = px(dx, y + dy);
+        hist[v] = (hist[v] ?? 0) + 1;
+      }
+    }
+    // med: smallest value with more than `half` values at or below it; below = count of values < med
+    let med = 0;
+    let below = 0;
+    while (below + (hist[med] ?? 0) <= half) {
+      below += hist[med] ?? 0;
+      med++;
+    }
+    out[y * width] = med;
+    for (let x = 1; x < width; x++) {
+      for (let dy = -r; dy <= r; dy++) {
+        const outV = px(x - r - 1, y + dy);
+        const inV = px(x + r, y + dy);
+        hist[outV] = (hist[outV] ?? 0) - 1;
+        if (outV < med) below--;
+        hist[inV] = (hist[inV] ?? 0) + 1;
+        if (inV < med) below++;
+      }
+      while (below > half) {
+        med--;
+        below -= hist[med] ?? 0;
+      }
+      while (below + (hist[med] ?? 0) <= half) {
+        below += hist[med] ?? 0;
+        med++;
+      }
+      out[y * width + x] = med;
+    }
+  }
+  return out;
 }
 
 /**

@@ -64,7 +64,9 @@ function horizontalEdges(img: RgbaImage, region: Box, minLen: number, thr = 14):
 function mergeAdjacentRows(segs: HSeg[]): HSeg[] {
   const out: HSeg[] = [];
   for (const s of segs) {
-    const twin = out.find((o) => Math.abs(o.y - s.y) <= 2 && overlapLen(o, s) > 0.8 * Math.min(o.x1 - o.x0, s.x1 - s.x0));
+    const twin = out.find(
+      (o) => Math.abs(o.y - s.y) <= 2 && overlapLen(o, s) > 0.8 * Math.min(o.x1 - o.x0, s.x1 - s.x0),
+    );
     if (!twin) out.push({ ...s });
   }
   return out;
@@ -105,7 +107,8 @@ export function findInputBoxes(img: RgbaImage, region: Box): Box[] {
       let x1 = Math.min(top.x1, bot.x1);
       if (x1 - x0 < 2.2 * h && x1 - x0 < 60) continue;
       // another long edge between them means two stacked boxes, not one
-      if (segs.some((o) => o.y > top.y + 3 && o.y < bot.y - 3 && overlapLen(o, { y: 0, x0, x1 }) > 0.6 * (x1 - x0))) continue;
+      if (segs.some((o) => o.y > top.y + 3 && o.y < bot.y - 3 && overlapLen(o, { y: 0, x0, x1 }) > 0.6 * (x1 - x0)))
+        continue;
       // side borders: rounded corners start the horizontal edges a few pixels inside the box
       const y0 = top.y + 3;
       const y1 = bot.y - 2;
@@ -137,7 +140,13 @@ export function findInputBoxes(img: RgbaImage, region: Box): Box[] {
   const inner = boxes.filter(
     (b) =>
       !boxes.some(
-        (o) => o !== b && o.x >= b.x && o.y >= b.y && o.x + o.width <= b.x + b.width && o.y + o.height <= b.y + b.height && o.width * o.height < b.width * b.height * 0.8,
+        (o) =>
+          o !== b &&
+          o.x >= b.x &&
+          o.y >= b.y &&
+          o.x + o.width <= b.x + b.width &&
+          o.y + o.height <= b.y + b.height &&
+          o.width * o.height < b.width * b.height * 0.8,
       ),
   );
   return dedupeBoxes(inner).sort((a, b) => a.width * a.height - b.width * b.height);
@@ -146,7 +155,16 @@ export function findInputBoxes(img: RgbaImage, region: Box): Box[] {
 function dedupeBoxes(boxes: Box[]): Box[] {
   const out: Box[] = [];
   for (const b of boxes) {
-    if (out.some((o) => Math.abs(o.x - b.x) <= 3 && Math.abs(o.y - b.y) <= 3 && Math.abs(o.width - b.width) <= 4 && Math.abs(o.height - b.height) <= 4)) continue;
+    if (
+      out.some(
+        (o) =>
+          Math.abs(o.x - b.x) <= 3 &&
+          Math.abs(o.y - b.y) <= 3 &&
+          Math.abs(o.width - b.width) <= 4 &&
+          Math.abs(o.height - b.height) <= 4,
+      )
+    )
+      continue;
     out.push(b);
   }
   return out;
@@ -156,7 +174,10 @@ function dedupeBoxes(boxes: Box[]): Box[] {
  * The input box a label names: one whose vertical span holds the label's centre to its right, or one
  * starting just below it and overlapping it horizontally; or the box the label sits in (placeholder).
  */
-export function inputBoxForLabel(img: RgbaImage, label: Box): { box: Box; where: "inside" | "right" | "below" | "left" } | null {
+export function inputBoxForLabel(
+  img: RgbaImage,
+  label: Box,
+): { box: Box; where: "inside" | "right" | "below" | "left" } | null {
   const h = Math.max(10, label.height);
   const cy = label.y + label.height / 2;
   const region: Box = { x: label.x - 12 * h, y: label.y - 3 * h, width: 40 * h + label.width, height: 9 * h };
@@ -166,10 +187,15 @@ export function inputBoxForLabel(img: RgbaImage, label: Box): { box: Box; where:
   const rank = { inside: 0, right: 1, below: 2, left: 3 } as const;
   const consider = (box: Box, where: "inside" | "right" | "below" | "left", d: number) => {
     if (d > 14 * h) return;
-    if (!best || rank[where] < rank[best.where] || (rank[where] === rank[best.where] && d < best.d)) best = { box, where, d };
+    if (!best || rank[where] < rank[best.where] || (rank[where] === rank[best.where] && d < best.d))
+      best = { box, where, d };
   };
   for (const b of boxes) {
-    const inside = label.x >= b.x - 2 && label.x + label.width <= b.x + b.width + 2 && label.y >= b.y - 2 && label.y + label.height <= b.y + b.height + 2;
+    const inside =
+      label.x >= b.x - 2 &&
+      label.x + label.width <= b.x + b.width + 2 &&
+      label.y >= b.y - 2 &&
+      label.y + label.height <= b.y + b.height + 2;
     if (inside) {
       consider(b, "inside", 0);
       continue;
@@ -180,7 +206,8 @@ export function inputBoxForLabel(img: RgbaImage, label: Box): { box: Box; where:
     const xOverlap = Math.min(b.x + b.width, label.x + label.width) - Math.max(b.x, label.x);
     // a stacked label sits just above its field (a few pixels), left edges roughly aligned
     const gapBelow = b.y - (label.y + label.height);
-    if (gapBelow >= -2 && gapBelow <= 2.5 * h && xOverlap > Math.min(label.width, b.width) * 0.5) consider(b, "below", gapBelow * 2);
+    if (gapBelow >= -2 && gapBelow <= 2.5 * h && xOverlap > Math.min(label.width, b.width) * 0.5)
+      consider(b, "below", gapBelow * 2);
   }
   const chosen = best as { box: Box; where: "inside" | "right" | "below" | "left"; d: number } | null;
   if (!chosen) return null;
@@ -199,7 +226,11 @@ export function smallControlBeside(img: RgbaImage, label: Box, side: "left" | "r
   const x0 = side === "left" ? label.x - reach : label.x + label.width + 1;
   const strip = clip(img, { x: x0, y: cy - h, width: reach, height: 2 * h });
   if (strip.width < 4 || strip.height < 4) return null;
-  const bg = rgbAt(img, side === "left" ? Math.max(0, label.x - 2) : Math.min(img.width - 1, label.x + label.width + 1), Math.min(img.height - 1, Math.max(0, label.y - 2)));
+  const bg = rgbAt(
+    img,
+    side === "left" ? Math.max(0, label.x - 2) : Math.min(img.width - 1, label.x + label.width + 1),
+    Math.min(img.height - 1, Math.max(0, label.y - 2)),
+  );
   // columns with "ink", scanning outward from the label; the control is the first ink cluster
   const cols: number[] = [];
   const order: number[] = [];
