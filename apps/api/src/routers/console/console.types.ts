@@ -38,7 +38,8 @@ export const LedgerKind = z.enum(["topup", "reserve", "capture", "release", "ref
 export const LedgerInput = z.strictObject({
   kind: LedgerKind.optional().describe("only entries of this kind"),
   limit: z.number().int().min(1).max(200).optional().describe("page size, 1 to 200 (default 50)"),
-  cursor: z.string().max(32).optional().describe("next_cursor of the previous page"),
+  cursor: z.string().max(32).nullish().describe("next_cursor of the previous page"),
+  direction: z.enum(["forward", "backward"]).optional().describe("sent by tRPC's infinite-query client; ignored"),
 });
 
 export const LedgerEntry = z.object({

@@ -13,7 +13,13 @@ export const consoleWalletRouter = router({
   ledger: consoleProcedure
     .input(LedgerInput)
     .output(LedgerPage)
-    .query(({ ctx, input }) => operatorLedger(ctx.deps, ctx.operator, input)),
+    .query(({ ctx, input }) =>
+      operatorLedger(ctx.deps, ctx.operator, {
+        kind: input.kind,
+        limit: input.limit,
+        cursor: input.cursor ?? undefined,
+      }),
+    ),
   topUp: consoleProcedure
     .input(TopUpInput)
     .output(

@@ -1,0 +1,13 @@
+// The console's typed tRPC client: TanStack Query options for every procedure of the API's router.
+// Only the router's *type* comes from apps/api; requests go to /trpc on this origin (rewritten to the API).
+import type { AppRouter } from "@cua/api/router";
+import { createTRPCClient, httpBatchLink } from "@trpc/client";
+import { createTRPCContext } from "@trpc/tanstack-react-query";
+
+export const { TRPCProvider, useTRPC, useTRPCClient } = createTRPCContext<AppRouter>();
+
+export function makeTrpcClient() {
+  return createTRPCClient<AppRouter>({
+    links: [httpBatchLink({ url: "/trpc", fetch: (url, init) => fetch(url, { ...init, credentials: "same-origin" }) })],
+  });
+}
