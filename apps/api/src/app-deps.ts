@@ -1,5 +1,7 @@
 import type { CoreDeps } from "@cua/core/deps";
 import type { KeyCache } from "@cua/core/keys/key-cache";
+import type { MachineBackground } from "@cua/core/machines-service/background";
+import type { MachinesRuntime } from "@cua/core/machines-service/runtime";
 import type { EnginePort } from "@cua/core/predict/engine-port";
 import type { SessionKeyStore } from "@cua/core/predict/sessions";
 import type { UsageRecorder } from "@cua/core/usage/usage";
@@ -16,6 +18,10 @@ export interface AppDeps extends CoreDeps {
   sessionKeys: SessionKeyStore;
   dbKind: "postgres" | "pglite";
   version: string;
+  /** machine providers (managed, mock) and driver wake-ups */
+  machines: MachinesRuntime;
+  /** metering, TTL expiry, frame purge (started by createApp) */
+  machineBackground?: MachineBackground;
 }
 
 export const SERVICE_VERSION = "1.0.0";

@@ -5,6 +5,7 @@ import path from "node:path";
 import type { CoreDeps } from "@cua/core/deps";
 import { purgeExpiredIdempotency } from "@cua/core/idempotency/idempotency";
 import { KeyCache } from "@cua/core/keys/key-cache";
+import { startMachineBackground } from "@cua/core/machines-service/background";
 import { purgeExpiredSessions, SessionKeyStore } from "@cua/core/predict/sessions";
 import { UsageRecorder } from "@cua/core/usage/usage";
 import { type DbHandle, openDb } from "@cua/db/client";
@@ -13,6 +14,7 @@ import { type AppDeps, SERVICE_VERSION } from "./app-deps.ts";
 import { createEnginePort } from "./engines.ts";
 import type { Env } from "./env.ts";
 import { registerAdminRoutes } from "./http/admin-routes.ts";
+import { machinesRuntimeFromEnv, registerMachinePlainRoutes } from "./http/machines-plain-routes.ts";
 import { MemoryStore, PostgresStore, RateLimiter, type RateLimitStore, RedisStore } from "./http/rate-limit.ts";
 import { buildServer } from "./server.ts";
 
@@ -72,9 +74,12 @@ export async function createApp(env: Env): Promise<App> {
     sessionKeys: new SessionKeyStore(),
     dbKind: h.kind,
     version: SERVICE_VERSION,
+    machines: machinesRuntimeFromEnv(env),
   };
   const server = await buildServer(deps);
   registerAdminRoutes(server, deps);
+  registerMachinePlainRoutes(server, deps);
+  deps.machineBackground = startMachineBackground(deps, { intervalMs: env.MACHINE_METER_INTERVAL_MS });
   const purge = setInterval(() => {
     void purgeExpiredIdempotency(deps).catch(() => {});
     void purgeExpiredSessions(deps).catch(() => {});
@@ -84,6 +89,8 @@ export async function createApp(env: Env): Promise<App> {
     server,
     deps,
     close: async () => {
+      await deps.machineBackground?.stop();
+      await deps.machines.close(); // first: ends driver long polls
       clearInterval(purge);
       await server.close();
       await deps.usage.flush();

@@ -44,6 +44,39 @@ export const EnvSchema = z.object({
   OPENAI_BASE_URL: z.string().url().optional().describe("BYOK OpenAI endpoint (default https://api.openai.com/v1)"),
   PROVIDER_TIMEOUT_MS: z.coerce.number().int().min(1000).max(600_000).default(120_000),
   PROVIDER_MAX_RETRIES: z.coerce.number().int().min(0).max(10).default(2),
+  // machines (docs/machines.md)
+  MACHINE_PROVIDER: z
+    .enum(["local-desktop", "none"])
+    .default("local-desktop")
+    .describe("managed machine provider for live keys: local-desktop (Xvfb desktops on this host) or none"),
+  MACHINES_ROOT: z
+    .string()
+    .optional()
+    .describe("absolute directory holding machine homes (default DATA_DIR/machines); its parents must be traversable"),
+  MACHINE_PUBLIC_HOST: z.string().default("127.0.0.1").describe("host name put into connection answers"),
+  MACHINE_WEBSOCKET_LISTEN_HOST: z
+    .string()
+    .default("127.0.0.1")
+    .describe("address websockify (noVNC) listens on; 0.0.0.0 to serve browsers on other hosts"),
+  MACHINE_DISPLAY_RANGE: z
+    .string()
+    .regex(/^\d{1,4}-\d{1,4}$/, "must be FIRST-LAST, e.g. 100-899")
+    .default("100-899")
+    .describe("X display numbers the local desktop provider may use"),
+  MACHINE_METER_INTERVAL_MS: z.coerce
+    .number()
+    .int()
+    .min(10)
+    .max(3_600_000)
+    .default(15_000)
+    .describe("how often metering, TTL expiry and frame purge run"),
+  MACHINE_MINUTE_MS: z.coerce
+    .number()
+    .int()
+    .min(10)
+    .max(60_000)
+    .default(60_000)
+    .describe("length of a billing/TTL minute in ms; only tests and demos shorten it"),
 });
 
 export type Env = z.infer<typeof EnvSchema>;

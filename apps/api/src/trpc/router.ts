@@ -3,6 +3,8 @@ import { healthRouter } from "../routers/health.ts";
 import { idempotencyRouter } from "../routers/idempotency.ts";
 import { keysRouter } from "../routers/keys.ts";
 import { llmKeysRouter } from "../routers/llm-keys.ts";
+import { machinesRouter } from "../routers/machines.ts";
+import { machinesExternalRouter } from "../routers/machines-external.ts";
 import { modelsRouter } from "../routers/models.ts";
 import { predictRouter } from "../routers/predict.ts";
 import { sessionsRouter } from "../routers/sessions.ts";
@@ -19,6 +21,8 @@ export const appRouter = router({
   models: modelsRouter,
   predict: predictRouter,
   sessions: sessionsRouter,
+  machines: machinesRouter,
+  machinesExternal: machinesExternalRouter,
 });
 
 export type AppRouter = typeof appRouter;

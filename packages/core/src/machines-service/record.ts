@@ -19,7 +19,7 @@ export const MachineRecord = z
     kind: z.enum(["managed", "external"]).describe("managed by the service, or a customer-operated external machine"),
     is_test: z.boolean().describe("a mock machine of a test key"),
     display_name: z.string().describe("human name"),
-    os_type: z.enum(["linux", "windows"]).describe("operating system"),
+    os_type: z.enum(["linux", "windows", "macos"]).describe("operating system (macos only for external machines)"),
     desktop_enabled: z.boolean().describe("runs a desktop (X server, window manager, browser)"),
     status: z.enum(MACHINE_STATUSES).describe("provisioning, running, stopped, suspended, terminated or error"),
     status_reason: z

@@ -17,6 +17,8 @@ export interface MachinesRuntimeOptions {
   pollIntervalMs?: number;
   /** base URL of this service, used in connection answers (websocket URLs behind the API) */
   publicBaseUrl?: string;
+  /** length of a billing/TTL minute in ms (60000; tests shorten it to drive metering and TTL fast) */
+  minuteMs?: number;
 }
 
 /** Per-machine wake-ups: "commands" (something to deliver), "results" (a command finished). */
@@ -51,6 +53,7 @@ export class MachinesRuntime {
   readonly signals = new MachineSignals();
   readonly pollIntervalMs: number;
   readonly publicBaseUrl: string | undefined;
+  readonly minuteMs: number;
   private readonly inflight = new Set<Promise<unknown>>();
   private closed = false;
 
@@ -59,6 +62,7 @@ export class MachinesRuntime {
     this.mock = options.mock;
     this.pollIntervalMs = options.pollIntervalMs ?? 500;
     this.publicBaseUrl = options.publicBaseUrl;
+    this.minuteMs = options.minuteMs ?? 60_000;
   }
 
   get isClosed(): boolean {

@@ -1,0 +1,375 @@
+// Machine routes served as plain Fastify handlers:
+//   GET  /v1/machines/{id}/screenshot     JSON, or the raw PNG with `Accept: image/png` (the console's
+//                                         live view); runs the tRPC procedure (auth, scope, limits)
+//   the external-machine driver protocol  device-token routes with their own rate limits (SPEC "Limits"):
+//     GET  /v1/machines/{id}/commands     long poll
+//     POST /v1/machines/{id}/observations
+//     POST /v1/machines/{id}/commands/{command_id}/results
+//     POST /v1/machines/{id}/heartbeat
+// Also builds the machine runtime (providers) from the environment.
+import path from "node:path";
+import { CoreError } from "@cua/core/errors";
+import { zodToCoreError } from "@cua/core/machines/commands";
+import { LocalDesktopProvider } from "@cua/core/machines/local-desktop-provider";
+import { MockMachineProvider } from "@cua/core/machines/mock-provider";
+import { readDeviceToken } from "@cua/core/machines-service/device-token";
+import {
+  authenticateDevice,
+  heartbeat,
+  pollCommands,
+  postObservation,
+  postResult,
+} from "@cua/core/machines-service/driver-protocol";
+import { MachinesRuntime } from "@cua/core/machines-service/runtime";
+import {
+  HeartbeatBody,
+  HeartbeatResponse,
+  ObservationBody,
+  ObservationResponse,
+  PollResponse,
+  ResultBody,
+  ResultResponse,
+  ScreenshotResponse,
+} from "@cua/core/machines-service/schemas";
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { z } from "zod";
+import type { AppDeps } from "../app-deps.ts";
+import type { Env } from "../env.ts";
+import { baseUrlOf, createContextFactory } from "../trpc/context.ts";
+import { appRouter } from "../trpc/router.ts";
+import { PLAIN_ROUTES } from "./plain-routes.ts";
+import { ReplayedResponse, renderError, toCoreError } from "./render-error.ts";
+
+export function machinesRuntimeFromEnv(env: Env): MachinesRuntime {
+  const [lo, hi] = env.MACHINE_DISPLAY_RANGE.split("-").map(Number) as [number, number];
+  const managed =
+    env.MACHINE_PROVIDER === "none"
+      ? null
+      : new LocalDesktopProvider({
+          rootDir: path.resolve(env.MACHINES_ROOT ?? path.join(env.DATA_DIR, "machines")),
+          displayRange: [lo, hi],
+          publicHost: env.MACHINE_PUBLIC_HOST,
+          websocketListenHost: env.MACHINE_WEBSOCKET_LISTEN_HOST,
+        });
+  return new MachinesRuntime({
+    managed,
+    mock: new MockMachineProvider(),
+    minuteMs: env.MACHINE_MINUTE_MS,
+    ...(env.PUBLIC_BASE_URL ? { publicBaseUrl: env.PUBLIC_BASE_URL } : {}),
+  });
+}
+
+// ------------------------------------------------------------------------------------------------
+// driver rate limits (SPEC.md "Limits"), fixed windows in the API's limiter store
+
+const MINUTE = 60_000;
+const HOUR = 3_600_000;
+const DRIVER_LIMITS = {
+  peer: [1000, 40_000],
+  token: [300, 12_000],
+  observations: [60, 3600],
+  account: [1200, 48_000],
+} as const;
+
+async function limit(deps: AppDeps, bucket: string, [perMinute, perHour]: readonly [number, number]): Promise<void> {
+  const scale = deps.env.RATE_LIMIT_SCALE;
+  const now = Date.now();
+  for (const [windowMs, max] of [
+    [MINUTE, perMinute],
+    [HOUR, perHour],
+  ] as const) {
+    const start = now - (now % windowMs);
+    const count = await deps.limiter.store.hit(`drv:${bucket}:${windowMs}`, start, windowMs);
+    const cap = Math.max(1, Math.floor(max * scale));
+    if (count > cap) {
+      throw new CoreError(
+        "RATE_LIMIT_EXCEEDED",
+        `At most ${cap} requests per ${windowMs === MINUTE ? "minute" : "hour"} here.`,
+        {
+          retry_after: Math.max(1, Math.ceil((start + windowMs - now) / 1000)),
+        },
+      );
+    }
+  }
+}
+
+function sendError(
+  deps: AppDeps,
+  req: FastifyRequest,
+  reply: FastifyReply,
+  e: unknown,
+  extra: Record<string, string> = {},
+) {
+  if (e instanceof ReplayedResponse || (e as { cause?: unknown })?.cause instanceof ReplayedResponse) {
+    const r = (e instanceof ReplayedResponse ? e : (e as { cause: ReplayedResponse }).cause) as ReplayedResponse;
+    return reply
+      .code(r.status)
+      .headers({ ...extra, ...r.headers })
+      .type("application/json")
+      .send(r.body);
+  }
+  const ce = toCoreError(e, req.method === "GET" ? "query" : "body");
+  if (ce.code === "INTERNAL_ERROR")
+    req.log.error({ err: (ce as { original?: unknown }).original ?? e }, "internal error");
+  const r = renderError(ce, String(req.id), baseUrlOf({ deps, req }));
+  return reply
+    .code(r.status)
+    .headers({ ...extra, ...r.headers })
+    .type("application/json")
+    .send(r.body);
+}
+
+function parse<T extends z.ZodType>(schema: T, value: unknown, prefix: string): z.output<T> {
+  const r = schema.safeParse(value);
+  if (!r.success) throw zodToCoreError(r.error, prefix);
+  return r.data;
+}
+
+type DriverHandler = (
+  deps: AppDeps,
+  req: FastifyRequest,
+  reply: FastifyReply,
+  machine: Awaited<ReturnType<typeof authenticateDevice>>,
+) => Promise<unknown>;
+
+function driverRoute(deps: AppDeps, handler: DriverHandler, opts: { observations?: boolean; status?: number } = {}) {
+  return async (req: FastifyRequest, reply: FastifyReply) => {
+    try {
+      await limit(deps, `peer:${req.ip}`, DRIVER_LIMITS.peer);
+      const token = readDeviceToken(
+        typeof req.headers.authorization === "string" ? req.headers.authorization : undefined,
+      );
+      const { id } = req.params as { id: string };
+      const machine = await authenticateDevice(deps, token, id);
+      await limit(deps, `token:${machine.id}`, DRIVER_LIMITS.token);
+      if (opts.observations) await limit(deps, `obs:${machine.id}`, DRIVER_LIMITS.observations);
+      await limit(deps, `acct:${machine.accountId}`, DRIVER_LIMITS.account);
+      const body = await handler(deps, req, reply, machine);
+      return reply
+        .code(opts.status ?? 200)
+        .header("Cache-Control", "no-store")
+        .send(body);
+    } catch (e) {
+      return sendError(deps, req, reply, e);
+    }
+  };
+}
+
+export function registerMachinePlainRoutes(app: FastifyInstance, deps: AppDeps): void {
+  app.get("/v1/machines/:id/screenshot", async (req, reply) => {
+    const ctx = createContextFactory(deps, "rest")({ req });
+    try {
+      const { id } = req.params as { id: string };
+      const body = await appRouter.createCaller(ctx).machines.screenshot({ id });
+      reply.headers(ctx.res.headers);
+      if ((req.headers.accept ?? "").includes("image/png") && body.mime_type === "image/png") {
+        return reply
+          .code(200)
+          .type("image/png")
+          .header("Cache-Control", "no-store")
+          .send(Buffer.from(body.image_b64, "base64"));
+      }
+      return reply.code(200).send(body);
+    } catch (e) {
+      return sendError(deps, req, reply, e, ctx.res.headers);
+    }
+  });
+
+  app.get(
+    "/v1/machines/:id/commands",
+    driverRoute(deps, async (d, req, reply, machine) => {
+      const abort = new AbortController();
+      const onClose = () => abort.abort();
+      req.raw.once("close", onClose);
+      reply.raw.once("close", onClose);
+      try {
+        return await pollCommands(d, machine, req.query as Record<string, string>, abort.signal);
+      } finally {
+        req.raw.off("close", onClose);
+        reply.raw.off("close", onClose);
+      }
+    }),
+  );
+  app.post(
+    "/v1/machines/:id/observations",
+    driverRoute(
+      deps,
+      async (d, req, _reply, machine) => postObservation(d, machine, parse(ObservationBody, req.body, "body")),
+      {
+        observations: true,
+        status: 201,
+      },
+    ),
+  );
+  app.post(
+    "/v1/machines/:id/commands/:command_id/results",
+    driverRoute(deps, async (d, req, _reply, machine) => {
+      const { command_id } = req.params as { command_id: string };
+      return postResult(d, machine, command_id, parse(ResultBody, req.body, "body"));
+    }),
+  );
+  app.post(
+    "/v1/machines/:id/heartbeat",
+    driverRoute(deps, async (d, req, _reply, machine) =>
+      heartbeat(d, machine, parse(HeartbeatBody, req.body ?? undefined, "body")),
+    ),
+  );
+}
+
+// ------------------------------------------------------------------------------------------------
+// OpenAPI operations of the plain routes
+
+const json = (schema: z.ZodType) => z.toJSONSchema(schema, { io: "output", unrepresentable: "any" });
+const jsonIn = (schema: z.ZodType) => z.toJSONSchema(schema, { io: "input", unrepresentable: "any" });
+const idParam = { name: "id", in: "path", required: true, schema: { type: "string" }, description: "machine id" };
+const DEVICE_AUTH =
+  "Authenticated by the machine's device token: `Authorization: Bearer dtk_<64 hex>` (never an API key; 401 INVALID_DEVICE_TOKEN otherwise). Rate limits: 1000/min and 40000/h per peer before authentication, 300/min and 12000/h per device token, 1200/min and 48000/h per account.";
+
+PLAIN_ROUTES.push(
+  {
+    method: "get",
+    path: "/machines/{id}/screenshot",
+    operation: {
+      summary: "Screenshot",
+      description:
+        "The full screen as JSON (base64 PNG), or with `Accept: image/png` the raw PNG bytes. 409 INVALID_STATE unless running; 502 SCREENSHOT_FAILED when the capture errors.",
+      tags: ["Machines"],
+      operationId: "machines-screenshot",
+      parameters: [
+        idParam,
+        {
+          name: "Accept",
+          in: "header",
+          required: false,
+          schema: { type: "string" },
+          description: "image/png for raw bytes",
+        },
+      ],
+      scope: "machines:read",
+      responses: {
+        "200": {
+          description: "The screenshot",
+          content: {
+            "application/json": { schema: json(ScreenshotResponse) },
+            "image/png": { schema: { type: "string", format: "binary" } },
+          },
+        },
+      },
+      extraErrors: [
+        "INVALID_MACHINE_ID",
+        "NOT_FOUND",
+        "INVALID_STATE",
+        "SCREENSHOT_FAILED",
+        "MACHINE_BUSY",
+        "UPSTREAM_TIMEOUT",
+      ],
+    },
+  },
+  {
+    method: "get",
+    path: "/machines/{id}/commands",
+    operation: {
+      summary: "Driver: poll commands",
+      description: `Long poll (wait_seconds 0..30) for outstanding commands after the cursor \`after\` (a next_cursor). Delivery is at least once: persist next_cursor after durable processing and deduplicate by command id. ${DEVICE_AUTH}`,
+      tags: ["External machines"],
+      operationId: "driver-poll-commands",
+      public: true,
+      parameters: [
+        idParam,
+        {
+          name: "after",
+          in: "query",
+          required: false,
+          schema: { type: "string" },
+          description: "cursor (next_cursor)",
+        },
+        { name: "limit", in: "query", required: false, schema: { type: "integer", minimum: 1, maximum: 50 } },
+        { name: "wait_seconds", in: "query", required: false, schema: { type: "number", minimum: 0, maximum: 30 } },
+      ],
+      responses: {
+        "200": { description: "Commands", content: { "application/json": { schema: json(PollResponse) } } },
+      },
+      extraErrors: [
+        "INVALID_DEVICE_TOKEN",
+        "RATE_LIMIT_EXCEEDED",
+        "INVALID_CURSOR",
+        "INVALID_LIMIT",
+        "VALIDATION_ERROR",
+      ],
+    },
+  },
+  {
+    method: "post",
+    path: "/machines/{id}/observations",
+    operation: {
+      summary: "Driver: post an observation",
+      description: `One PNG or JPEG frame (base64 up to 10,485,760 characters; 320x240 to 3840x2160). sequence must be last_sequence + 1 (409 SEQUENCE_CONFLICT with last_sequence); an exact replay of the newest frame returns the same answer. Frames are stored encrypted and purged after 900 s. 60/min and 3600/h per device token. ${DEVICE_AUTH}`,
+      tags: ["External machines"],
+      operationId: "driver-post-observation",
+      public: true,
+      parameters: [idParam],
+      requestBody: { required: true, content: { "application/json": { schema: jsonIn(ObservationBody) } } },
+      responses: {
+        "201": { description: "Stored", content: { "application/json": { schema: json(ObservationResponse) } } },
+      },
+      extraErrors: [
+        "INVALID_DEVICE_TOKEN",
+        "RATE_LIMIT_EXCEEDED",
+        "SEQUENCE_CONFLICT",
+        "INVALID_SCREENSHOT",
+        "PAYLOAD_TOO_LARGE",
+        "VALIDATION_ERROR",
+        "MALFORMED_JSON",
+      ],
+    },
+  },
+  {
+    method: "post",
+    path: "/machines/{id}/commands/{command_id}/results",
+    operation: {
+      summary: "Driver: post a command result",
+      description: `The terminal result of a command. It echoes fencing_token and precondition_frame_id exactly (null included; else 409 FENCING_TOKEN_MISMATCH, also for a command cancelled by a newer fence). An exact replay answers duplicate: true; a different result for a finished command is 409 RESULT_CONFLICT. ${DEVICE_AUTH}`,
+      tags: ["External machines"],
+      operationId: "driver-post-result",
+      public: true,
+      parameters: [idParam, { name: "command_id", in: "path", required: true, schema: { type: "string" } }],
+      requestBody: { required: true, content: { "application/json": { schema: jsonIn(ResultBody) } } },
+      responses: {
+        "200": { description: "Recorded", content: { "application/json": { schema: json(ResultResponse) } } },
+      },
+      extraErrors: [
+        "INVALID_DEVICE_TOKEN",
+        "RATE_LIMIT_EXCEEDED",
+        "NOT_FOUND",
+        "FENCING_TOKEN_MISMATCH",
+        "RESULT_CONFLICT",
+        "VALIDATION_ERROR",
+        "MALFORMED_JSON",
+      ],
+    },
+  },
+  {
+    method: "post",
+    path: "/machines/{id}/heartbeat",
+    operation: {
+      summary: "Driver: heartbeat",
+      description: `Returns last_sequence, last_frame_id (nullable), the current fencing_token and server_time. After a restart: poll once for the fence, heartbeat, then post observation last_sequence + 1. ${DEVICE_AUTH}`,
+      tags: ["External machines"],
+      operationId: "driver-heartbeat",
+      public: true,
+      parameters: [idParam],
+      requestBody: {
+        required: false,
+        content: {
+          "application/json": {
+            schema: jsonIn(z.strictObject({ status: z.record(z.string(), z.unknown()).optional() })),
+          },
+        },
+      },
+      responses: {
+        "200": { description: "State", content: { "application/json": { schema: json(HeartbeatResponse) } } },
+      },
+      extraErrors: ["INVALID_DEVICE_TOKEN", "RATE_LIMIT_EXCEEDED", "VALIDATION_ERROR", "MALFORMED_JSON"],
+    },
+  },
+);

@@ -1,0 +1,235 @@
+// The external-machine driver protocol, version 1 (SPEC.md "External machines"; DECISIONS.md
+// "External machines"). Four routes authenticated by the machine's device token:
+//   GET  commands?after&limit&wait_seconds  long poll; at-least-once delivery of outstanding commands
+//   POST observations                       one frame; sequence = last_sequence + 1
+//   POST commands/{command_id}/results      terminal result; echoes fencing token and frame precondition
+//   POST heartbeat                          last_sequence, last_frame_id, fencing_token, server_time
+import type { Machine } from "@cua/db/generated";
+import type { z } from "zod";
+import { CoreError, validationError } from "../errors.ts";
+import { canonicalJson } from "../idempotency/idempotency.ts";
+import { hashDeviceToken, sameHash } from "./device-token.ts";
+import { PROTOCOL_VERSION } from "./enroll-external.ts";
+import { OUTSTANDING, TERMINAL_COMMAND_STATUSES } from "./external-dispatch.ts";
+import { decodeFrame, FRAME_RETENTION_SECONDS, sealFrame, sha256Hex } from "./frames.ts";
+import { newFrameId } from "./ids.ts";
+import type { MachinesDeps } from "./runtime.ts";
+import type { HeartbeatBody, ObservationBody, ResultBody } from "./schemas.ts";
+
+const invalidToken = () =>
+  new CoreError("INVALID_DEVICE_TOKEN", "The device token is missing, invalid, revoked, or not this machine's.");
+
+/** 401 INVALID_DEVICE_TOKEN unless the token is the live token of exactly this machine. */
+export async function authenticateDevice(deps: MachinesDeps, rawToken: string, machineId: string): Promise<Machine> {
+  const hash = hashDeviceToken(rawToken);
+  const m = await deps.db.machine.findUnique({ where: { deviceTokenHash: hash } });
+  if (!m?.deviceTokenHash || !sameHash(m.deviceTokenHash, hash)) throw invalidToken();
+  if (m.deviceTokenRevokedAt || m.status === "terminated" || m.kind !== "external") throw invalidToken();
+  if (m.id !== machineId.toLowerCase() && m.id !== machineId) throw invalidToken();
+  return m;
+}
+
+export interface PollQuery {
+  after?: string | undefined;
+  limit?: string | number | undefined;
+  wait_seconds?: string | number | undefined;
+}
+
+function parsePoll(q: PollQuery): { after: number; limit: number; waitMs: number } {
+  let after = 0;
+  if (q.after !== undefined && q.after !== "") {
+    if (!/^\d{1,15}$/.test(String(q.after)))
+      throw new CoreError("INVALID_CURSOR", "after must be a next_cursor returned earlier.");
+    after = Number(q.after);
+  }
+  let limit = 10;
+  if (q.limit !== undefined && q.limit !== "") {
+    limit = Number(q.limit);
+    if (!Number.isInteger(limit) || limit < 1 || limit > 50)
+      throw new CoreError("INVALID_LIMIT", "limit must be an integer from 1 to 50.");
+  }
+  let wait = 0;
+  if (q.wait_seconds !== undefined && q.wait_seconds !== "") {
+    wait = Number(q.wait_seconds);
+    if (!Number.isFinite(wait) || wait < 0 || wait > 30)
+      throw validationError("query.wait_seconds", "must be from 0 to 30");
+  }
+  return { after, limit, waitMs: Math.round(wait * 1000) };
+}
+
+export async function pollCommands(deps: MachinesDeps, machine: Machine, q: PollQuery, signal?: AbortSignal) {
+  const { after, limit, waitMs } = parsePoll(q);
+  const until = Date.now() + waitMs;
+  const seen = deps.clock.now();
+  if (!machine.lastHeartbeatAt || seen.getTime() - machine.lastHeartbeatAt.getTime() > 5000) {
+    await deps.db.machine.update({ where: { id: machine.id }, data: { lastHeartbeatAt: seen } }).catch(() => {});
+  }
+  for (;;) {
+    const now = deps.clock.now();
+    await deps.db.machineCommand.updateMany({
+      where: { machineId: machine.id, status: { in: [...OUTSTANDING] }, deadline: { lt: now } },
+      data: { status: "expired", completedAt: now },
+    });
+    const rows = await deps.db.machineCommand.findMany({
+      where: { machineId: machine.id, status: { in: [...OUTSTANDING] }, seq: { gt: after } },
+      orderBy: { seq: "asc" },
+      take: limit,
+    });
+    const remaining = until - Date.now();
+    if (rows.length > 0 || remaining <= 0 || signal?.aborted || deps.machines.isClosed) {
+      if (rows.length > 0) {
+        await deps.db.machineCommand.updateMany({
+          where: { id: { in: rows.map((r) => r.id) }, status: { in: [...OUTSTANDING] } },
+          data: { status: "delivered", deliveredAt: now, deliveryCount: { increment: 1 } },
+        });
+      }
+      const fresh = await deps.db.machine.findUniqueOrThrow({
+        where: { id: machine.id },
+        select: { fencingToken: true },
+      });
+      const last = rows[rows.length - 1];
+      return {
+        commands: rows.map((c) => ({
+          id: c.id,
+          seq: c.seq,
+          command: c.command,
+          parameters: c.parameters as Record<string, unknown>,
+          capability: c.capability,
+          fencing_token: c.fencingToken,
+          precondition_frame_id: c.preconditionFrameId,
+          deadline: c.deadline.toISOString(),
+          protocol_version: PROTOCOL_VERSION,
+        })),
+        next_cursor: String(last ? last.seq : after),
+        fencing_token: fresh.fencingToken,
+      };
+    }
+    await deps.machines.signals.wait(machine.id, "commands", Math.min(remaining, deps.machines.pollIntervalMs), signal);
+  }
+}
+
+export async function postObservation(deps: MachinesDeps, machine: Machine, body: z.output<typeof ObservationBody>) {
+  const frame = decodeFrame(body.mime_type, body.data);
+  const requestDigest = sha256Hex(frame.bytes);
+  const digest = sha256Hex(frame.normalized);
+  const now = deps.clock.now();
+  const frameId = newFrameId();
+  const sealed = sealFrame(deps.kek, machine.id, frameId, frame.normalized);
+  const out = await deps.db.$transaction(async (tx) => {
+    const rows = await tx.$queryRaw<{ last_sequence: number }[]>`
+      SELECT last_sequence FROM machines WHERE id = ${machine.id} FOR UPDATE`;
+    const last = rows[0]?.last_sequence ?? 0;
+    if (body.sequence === last && last > 0) {
+      // an exact replay of the newest frame (the driver did not see our answer): same answer again
+      const prev = await tx.machineFrame.findFirst({ where: { machineId: machine.id, sequence: last } });
+      if (prev && prev.requestDigest === requestDigest) {
+        return {
+          frame_id: prev.id,
+          sequence: prev.sequence,
+          request_digest: prev.requestDigest,
+          digest: prev.digest,
+          stored_at: prev.storedAt.toISOString(),
+        };
+      }
+    }
+    if (body.sequence !== last + 1) {
+      throw new CoreError("SEQUENCE_CONFLICT", `sequence must be ${last + 1} (last_sequence + 1).`, {
+        last_sequence: last,
+      });
+    }
+    const f = await tx.machineFrame.create({
+      data: {
+        id: frameId,
+        machineId: machine.id,
+        sequence: body.sequence,
+        mimeType: frame.mime,
+        width: frame.width,
+        height: frame.height,
+        ciphertext: sealed.ciphertext,
+        iv: sealed.iv,
+        tag: sealed.tag,
+        requestDigest,
+        digest,
+        storedAt: now,
+        expiresAt: new Date(now.getTime() + FRAME_RETENTION_SECONDS * 1000),
+      },
+    });
+    await tx.machine.update({ where: { id: machine.id }, data: { lastSequence: body.sequence, lastFrameId: f.id } });
+    return {
+      frame_id: f.id,
+      sequence: f.sequence,
+      request_digest: requestDigest,
+      digest,
+      stored_at: f.storedAt.toISOString(),
+    };
+  });
+  return out;
+}
+
+export async function postResult(
+  deps: MachinesDeps,
+  machine: Machine,
+  commandId: string,
+  body: z.output<typeof ResultBody>,
+) {
+  const c = await deps.db.machineCommand.findFirst({ where: { id: commandId, machineId: machine.id } });
+  if (!c) throw new CoreError("NOT_FOUND", "No such command for this machine.");
+  if (body.fencing_token !== c.fencingToken || body.precondition_frame_id !== c.preconditionFrameId) {
+    throw new CoreError(
+      "FENCING_TOKEN_MISMATCH",
+      "The result must echo the command's fencing_token and precondition_frame_id exactly.",
+      {
+        fencing_token: c.fencingToken,
+        precondition_frame_id: c.preconditionFrameId,
+      },
+    );
+  }
+  const resultHash = sha256Hex(canonicalJson(body));
+  for (let attempt = 0; attempt < 2; attempt++) {
+    const cur = attempt === 0 ? c : await deps.db.machineCommand.findUniqueOrThrow({ where: { id: c.id } });
+    if (cur.status === "cancelled") {
+      const m = await deps.db.machine.findUniqueOrThrow({ where: { id: machine.id }, select: { fencingToken: true } });
+      throw new CoreError(
+        "FENCING_TOKEN_MISMATCH",
+        "The command was cancelled by a newer fence (start, stop or restart).",
+        {
+          fencing_token: m.fencingToken,
+        },
+      );
+    }
+    if (cur.status === "expired")
+      throw new CoreError("RESULT_CONFLICT", "The command's deadline passed; it is expired.");
+    if ((TERMINAL_COMMAND_STATUSES as readonly string[]).includes(cur.status)) {
+      if (cur.resultHash && sameHash(cur.resultHash, resultHash)) return { accepted: true as const, duplicate: true };
+      throw new CoreError("RESULT_CONFLICT", "A different result was already recorded for this command.");
+    }
+    const done = await deps.db.machineCommand.updateMany({
+      where: { id: c.id, status: { in: [...OUTSTANDING] } },
+      data: {
+        status: body.status,
+        result: { result: body.result, error: body.error, duration_ms: body.duration_ms } as object,
+        resultHash,
+        completedAt: deps.clock.now(),
+      },
+    });
+    if (done.count === 1) {
+      deps.machines.signals.notify(machine.id, "results");
+      return { accepted: true as const, duplicate: false };
+    }
+  }
+  throw new CoreError("RESULT_CONFLICT", "The command changed state while the result was recorded.");
+}
+
+export async function heartbeat(deps: MachinesDeps, machine: Machine, body: z.output<typeof HeartbeatBody>) {
+  const now = deps.clock.now();
+  const m = await deps.db.machine.update({
+    where: { id: machine.id },
+    data: { lastHeartbeatAt: now, ...(body?.status ? { driverStatus: body.status as object } : {}) },
+  });
+  return {
+    last_sequence: m.lastSequence,
+    last_frame_id: m.lastFrameId,
+    fencing_token: m.fencingToken,
+    server_time: now.toISOString(),
+  };
+}

@@ -1,0 +1,35 @@
+// GET /v1/machines/{id}/connection (connection:read; Cache-Control: no-store): VNC password and port, a
+// noVNC websocket URL, and SSH details where the provider offers them (the local desktop provider does
+// not: those fields are null). External machines: 409 INVALID_STATE, no credentials are issued.
+import { CoreError } from "../errors.ts";
+import type { ConnectionInfo } from "../machines/provider.ts";
+import { bindManaged } from "./machine-access.ts";
+import { asJson } from "./machine-ops.ts";
+import type { MachinePrincipal } from "./record.ts";
+import { assertMachineStatus, loadMachine } from "./record.ts";
+import type { MachinesDeps } from "./runtime.ts";
+
+export async function machineConnection(
+  deps: MachinesDeps,
+  principal: MachinePrincipal,
+  id: string,
+): Promise<ConnectionInfo> {
+  const m = await loadMachine(deps, principal, id);
+  if (m.kind === "external") {
+    throw new CoreError(
+      "INVALID_STATE",
+      "External machines have no connection details; the service issues no credentials for them.",
+      {
+        current_state: m.status,
+        allowed_from: [],
+      },
+    );
+  }
+  assertMachineStatus(m, ["running"], "connection details");
+  const { provider, handle } = bindManaged(deps, m);
+  const info = await provider.connection(handle);
+  // starting VNC on demand changes the handle's process list: keep the stored handle current
+  const current = (provider as { currentHandle?: (id: string) => unknown }).currentHandle?.(m.id);
+  if (current) await deps.db.machine.update({ where: { id: m.id }, data: { handle: asJson(current) } }).catch(() => {});
+  return info;
+}

@@ -1,0 +1,314 @@
+// Request and response schemas of the machine endpoints (the routers' OpenAPI comes from these).
+import { z } from "zod";
+import { MAX_BATCH_STEPS, TimeoutMs } from "../machines/commands.ts";
+import { CAPABILITIES, MachineRecord } from "./record.ts";
+
+export const MachineIdParam = z.object({
+  id: z.string().describe("machine id: a UUID (live) or mch_test_<hex> (test)"),
+});
+
+const Metadata = z
+  .record(z.string().max(64), z.union([z.string().max(500), z.number(), z.boolean(), z.null()]))
+  .refine((m) => Object.keys(m).length <= 50, { message: "at most 50 keys" })
+  .describe("free-form metadata: up to 50 keys of strings (up to 500 chars), numbers, booleans or null");
+
+export const TtlMinutes = z
+  .number()
+  .int()
+  .refine((v) => v === 0 || (v >= 5 && v <= 10_080), { message: "must be 0 (clears) or 5 to 10080" })
+  .describe("auto-destroy after this many minutes: 5 to 10080; 0 clears the TTL");
+
+export const ProvisionBody = z.strictObject({
+  display_name: z.string().max(200).default("").describe("human name of the machine"),
+  os_type: z.enum(["linux", "windows"]).default("linux").describe("linux (default) or windows"),
+  desktop_enabled: z.boolean().default(true).describe("run a desktop (X server, window manager, Chromium)"),
+  ttl_minutes: TtlMinutes.optional(),
+  screen_width: z.number().int().min(320).max(3840).default(1280).describe("screen width in pixels (default 1280)"),
+  screen_height: z.number().int().min(240).max(2160).default(720).describe("screen height in pixels (default 720)"),
+  restore_from_snapshot: z
+    .string()
+    .regex(/^snap_[0-9a-f]{24}$/, "must be a snapshot id snap_<24 hex>")
+    .optional()
+    .describe("start with the home directory of this snapshot (one of the account's snapshots)"),
+  metadata: Metadata.optional(),
+});
+export type ProvisionBody = z.output<typeof ProvisionBody>;
+
+export const ProvisionResponse = z.object({
+  machine: MachineRecord,
+  provisioning: z
+    .boolean()
+    .describe("true while the machine is being created (live); false when it is running already (test)"),
+});
+
+export const ListQuery = z.object({
+  limit: z.string().optional().describe("1 to 200 (default 50)"),
+  cursor: z.string().optional().describe("next_cursor of the previous page"),
+  status: z.string().optional().describe("only machines in this status; default: all but terminated"),
+});
+
+export const ListResponse = z.object({
+  machines: z.array(MachineRecord),
+  next_cursor: z.string().nullable().describe("pass as cursor for the next page; null on the last page"),
+  has_more: z.boolean().describe("whether another page exists"),
+});
+
+export const PatchBody = z.strictObject({
+  ttl_minutes: TtlMinutes.optional().describe("new TTL counted from now (5 to 10080) or 0 to clear it"),
+  display_name: z.string().max(200).optional().describe("new human name"),
+  metadata: Metadata.optional().describe("replaces the metadata"),
+});
+
+export const LifecycleResponse = z.object({
+  machine_id: z.string().describe("machine id"),
+  status: z.string().describe("status after the operation"),
+  message: z.string().describe("what happened"),
+});
+
+export const TerminateResponse = LifecycleResponse.extend({
+  terminated: z.literal(true).describe("always true"),
+});
+
+export const PricingResponse = z.object({
+  linux_running_per_hour: z.number().int().describe("credits per hour for a running Linux machine"),
+  windows_running_per_hour: z.number().int().describe("credits per hour for a running Windows machine"),
+  stopped_per_hour: z.number().int().describe("credits per hour for a stopped or suspended machine"),
+  billing: z.literal("per_minute").describe("usage is metered per minute"),
+  provision_gate_credits: z.number().int().describe("wallet balance needed to provision (a gate, not a fee)"),
+  snapshot_credits: z.number().int().describe("credits per snapshot"),
+});
+
+export const SnapshotBody = z
+  .strictObject({
+    name: z.string().min(1).max(200).optional().describe("snapshot name (default: snapshot-<timestamp>)"),
+  })
+  .optional();
+
+export const SnapshotRecord = z.object({
+  machine_id: z.string().describe("machine id"),
+  snapshot_id: z.string().describe("snap_<24 hex>"),
+  name: z.string().describe("snapshot name"),
+  status: z.enum(["creating", "available", "failed"]).describe("available once the archive is written"),
+  size_bytes: z.number().int().nullable().describe("archive size"),
+  created_at: z.string().describe("ISO 8601"),
+  credits_charged: z.number().int().describe("credits charged (1 on live keys, 0 on test keys)"),
+});
+
+export const RestoreBody = z.strictObject({
+  snapshot_id: z
+    .string()
+    .regex(/^snap_[0-9a-f]{24}$/, "must be snap_<24 hex>")
+    .describe("one of the account's snapshots"),
+});
+
+export const ScreenshotResponse = z.object({
+  machine_id: z.string().describe("machine id"),
+  image_b64: z.string().describe("base64 of the image"),
+  mime_type: z.string().describe("image/png (external machines may send image/jpeg)"),
+  width: z.number().int().describe("pixels"),
+  height: z.number().int().describe("pixels"),
+  captured_at: z.string().describe("ISO 8601"),
+});
+
+export const ConnectionResponse = z.object({
+  machine_id: z.string().describe("machine id"),
+  host: z.string().describe("host of the VNC and websocket endpoints"),
+  ssh_port: z.number().int().nullable().describe("null: the provider offers no SSH"),
+  ssh_username: z.string().nullable().describe("null: the provider offers no SSH"),
+  ssh_private_key_pem: z.string().nullable().describe("null: the provider offers no SSH"),
+  vnc_port: z.number().int().describe("raw VNC (RFB) port"),
+  vnc_password: z.string().describe("VNC password"),
+  websocket_url: z.string().describe("RFB over WebSocket for noVNC"),
+  novnc_url: z.string().nullable().describe("noVNC web client page, when served"),
+});
+
+const Parameters = z.record(z.string(), z.unknown()).default({}).describe("command parameters");
+const PreconditionFrame = z
+  .string()
+  .max(64)
+  .nullable()
+  .optional()
+  .describe(
+    "external machines: run only if this is still the newest observed frame (else 409 FRAME_PRECONDITION_FAILED)",
+  );
+
+export const ActionBody = z.strictObject({
+  command: z.string().max(64).describe("allowlisted command name (unknown: 422)"),
+  parameters: Parameters,
+  timeout_ms: TimeoutMs.optional(),
+  precondition_frame_id: PreconditionFrame,
+});
+
+export const OpError = z.object({ code: z.string(), message: z.string() }).nullable().describe("why it failed");
+
+export const ActionResponse = z.object({
+  machine_id: z.string().describe("machine id"),
+  command: z.string().describe("the command"),
+  success: z.boolean().describe("whether the command succeeded"),
+  result: z.record(z.string(), z.unknown()).describe("command result (terminal: result.output)"),
+  error: OpError,
+  duration_ms: z.number().describe("milliseconds"),
+});
+
+export const BatchBodySchema = z.strictObject({
+  steps: z
+    .array(
+      z.strictObject({
+        command: z.string().max(64).describe("allowlisted command"),
+        parameters: Parameters,
+        timeout_ms: TimeoutMs.optional(),
+      }),
+    )
+    .min(1)
+    .max(MAX_BATCH_STEPS)
+    .describe("1 to 50 steps, run in order"),
+  stop_on_error: z.boolean().default(true).describe("stop at the first failed step (default true)"),
+});
+
+export const BatchResponse = z.object({
+  machine_id: z.string().describe("machine id"),
+  results: z
+    .array(
+      ActionResponse.omit({ machine_id: true }).extend({
+        index: z.number().int().describe("step index"),
+        status: z.enum(["succeeded", "failed", "skipped"]).describe("skipped: not run after a stop_on_error failure"),
+      }),
+    )
+    .describe("one per step"),
+  completed_count: z.number().int().describe("steps that succeeded"),
+  failed_count: z.number().int().describe("steps that failed"),
+  aborted: z.boolean().describe("true when stop_on_error ended the batch early"),
+  request_id: z.string().describe("request id"),
+});
+
+export const OpBody = z.strictObject({
+  parameters: Parameters,
+  timeout_ms: TimeoutMs.optional(),
+});
+
+export const OpResponse = z.object({
+  machine_id: z.string().describe("machine id"),
+  op: z.string().describe("the operation"),
+  success: z.boolean().describe("whether it succeeded"),
+  result: z.record(z.string(), z.unknown()).describe("operation result"),
+  error: OpError,
+  duration_ms: z.number().describe("milliseconds"),
+});
+
+export const TerminalBody = z.strictObject({
+  command: z.string().min(1).max(100_000).describe("bash command line (PowerShell on Windows)"),
+  timeout_ms: TimeoutMs.optional(),
+  session_id: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]{1,64}$/)
+    .optional()
+    .describe("reuse a persistent shell: cwd and environment persist"),
+  cwd: z.string().min(1).max(4096).optional().describe("working directory (relative to home when relative)"),
+});
+
+export const TerminalResponse = z.object({
+  machine_id: z.string().describe("machine id"),
+  success: z.boolean().describe("whether the command ran (a non-zero exit still succeeds; see result.exit_code)"),
+  result: z.record(z.string(), z.unknown()).describe("result.output holds up to 5000 characters of output"),
+  error: OpError,
+  duration_ms: z.number().describe("milliseconds"),
+});
+
+export const EnrollBody = z.strictObject({
+  display_name: z.string().max(200).default("").describe("human name of the machine"),
+  os_type: z.enum(["linux", "windows", "macos"]).default("linux").describe("the host's operating system"),
+  capabilities: z
+    .array(z.enum(CAPABILITIES))
+    .min(1)
+    .max(CAPABILITIES.length)
+    .refine((c) => new Set(c).size === c.length, { message: "capabilities must be unique" })
+    .describe("what the driver can do: screenshot, mouse, keyboard, scroll, terminal, files, browser"),
+  screen_width: z.number().int().min(320).max(3840).describe("screen width in pixels"),
+  screen_height: z.number().int().min(240).max(2160).describe("screen height in pixels"),
+  protocol_version: z.literal(1).describe("driver protocol version: 1"),
+  metadata: Metadata.optional(),
+});
+
+export const EnrollResponse = z.object({
+  machine_id: z.string().describe("the new machine's id"),
+  device_token: z
+    .string()
+    .describe("dtk_<64 hex>: the driver's credential for this one machine; shown only here and in an exact replay"),
+  protocol_version: z.literal(1).describe("driver protocol version"),
+  capabilities: z.array(z.string()).describe("enrolled capabilities"),
+  created_at: z.string().describe("ISO 8601"),
+  machine: MachineRecord,
+});
+
+export const MachinesHealth = z.object({
+  status: z.enum(["ok", "degraded"]).describe("ok when the managed provider is available"),
+  managed_provider: z.string().nullable().describe("name of the managed provider, null when none runs here"),
+  mock_provider: z.string().describe("name of the test-key provider"),
+  time: z.string().describe("server time"),
+});
+
+// ------------------------------------------------------------------------------------------------
+// Driver protocol (device token routes)
+
+export const DriverCommand = z.object({
+  id: z.string().describe("cmd_<hex>: stable across redeliveries; deduplicate by it"),
+  seq: z.number().int().describe("position in the machine's command stream (cursor space)"),
+  command: z.string().describe("action command, browser_op, file_op or terminal_execute"),
+  parameters: z.record(z.string(), z.unknown()).describe("validated parameters"),
+  capability: z.string().describe("capability the command needs"),
+  fencing_token: z.number().int().describe("echo it in the result; a newer fence cancels this command"),
+  precondition_frame_id: z.string().nullable().describe("run only if this is still your newest frame; echo it"),
+  deadline: z.string().describe("do not start after this instant (ISO 8601)"),
+  protocol_version: z.literal(1).describe("driver protocol version"),
+});
+
+export const PollResponse = z.object({
+  commands: z.array(DriverCommand).describe("outstanding commands after the cursor (at-least-once)"),
+  next_cursor: z.string().describe("persist after durable processing; pass as `after`"),
+  fencing_token: z.number().int().describe("the machine's current fence"),
+});
+
+export const ObservationBody = z.strictObject({
+  sequence: z.number().int().min(1).describe("last_sequence + 1"),
+  mime_type: z.enum(["image/png", "image/jpeg"]).describe("image/png or image/jpeg"),
+  data: z.string().describe("base64 of one frame, up to 10,485,760 characters; 320x240 to 3840x2160"),
+});
+
+export const ObservationResponse = z.object({
+  frame_id: z.string().describe("frm_<hex>"),
+  sequence: z.number().int().describe("accepted sequence"),
+  request_digest: z.string().describe("SHA-256 (hex) of the decoded bytes sent"),
+  digest: z.string().describe("SHA-256 (hex) of the stored, normalised bytes"),
+  stored_at: z.string().describe("ISO 8601; frames are purged 900 s later"),
+});
+
+export const ResultBody = z.strictObject({
+  status: z.enum(["succeeded", "failed", "rejected"]).describe("rejected: checks before execution failed"),
+  result: z.record(z.string(), z.unknown()).default({}).describe("command result"),
+  error: z
+    .object({ code: z.string().max(64), message: z.string().max(2000) })
+    .nullable()
+    .default(null)
+    .describe("why it failed or was rejected"),
+  duration_ms: z.number().min(0).default(0).describe("execution time"),
+  fencing_token: z.number().int().describe("echo of the command's fencing_token"),
+  precondition_frame_id: z.string().nullable().describe("echo of the command's precondition_frame_id (null included)"),
+});
+
+export const ResultResponse = z.object({
+  accepted: z.literal(true).describe("the result is recorded"),
+  duplicate: z.boolean().describe("true for an exact replay of a result already recorded"),
+});
+
+export const HeartbeatBody = z
+  .strictObject({
+    status: z.record(z.string(), z.unknown()).optional().describe("free-form driver status"),
+  })
+  .optional();
+
+export const HeartbeatResponse = z.object({
+  last_sequence: z.number().int().describe("last accepted observation sequence (0: none)"),
+  last_frame_id: z.string().nullable().describe("newest frame id, null when none"),
+  fencing_token: z.number().int().describe("the machine's current fence"),
+  server_time: z.string().describe("ISO 8601"),
+});
