@@ -43,6 +43,10 @@ export const runResumed = eventType("run/resumed", {
 });
 /** POST /v1/runs/{id}/cancel: stops the run's function (cancelOn, matched by run_id). */
 export const runCancelled = eventType("run/cancelled", { schema: staticSchema<{ run_id: string }>() });
+/** The run-task function ended (the run is terminal): stops the run's deadline function. */
+export const runFinished = eventType("run/finished", { schema: staticSchema<{ run_id: string }>() });
+/** A callback delivery was queued (run_callback_deliveries): deliver it. */
+export const runCallback = eventType("run/callback", { schema: staticSchema<{ delivery_id: string }>() });
 
 // --- workflow runs -----------------------------------------------------------------------------------
 
@@ -70,6 +74,8 @@ export const events = {
   runStarted,
   runResumed,
   runCancelled,
+  runFinished,
+  runCallback,
   workflowRunStarted,
   workflowRunResumed,
   workflowRunCancelled,

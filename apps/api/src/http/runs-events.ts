@@ -1,0 +1,164 @@
+// GET /v1/runs/{id}/events (SPEC.md "Events" 1; DECISIONS.md "Runs"): the run's lifecycle as Server-Sent
+// Events. Every frame is persisted with a monotonic per-run seq: `id: <seq>`, `event: status|step|
+// awaiting_human|billing|terminal`, `data: <json>`. Reconnect with `Last-Event-ID: <seq>` or `?after=<seq>`
+// for an ordered replay after that cursor. Heartbeat comments `: ping` every 15 s. The stream closes after
+// the terminal frame; a client connecting after the end gets the replay, then the close.
+// Auth, rate limit, scope runs:read, the run id format and the 404 run through the runs.get procedure.
+import { CoreError } from "@cua/core/errors";
+import type { RunEventFrame } from "@cua/core/runs/event-hub";
+import { isTerminal } from "@cua/core/runs/run-record";
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import type { AppDeps } from "../app-deps.ts";
+import { baseUrlOf, createContextFactory } from "../trpc/context.ts";
+import { appRouter } from "../trpc/router.ts";
+import { PLAIN_ROUTES } from "./plain-routes.ts";
+import { renderError, toCoreError } from "./render-error.ts";
+
+const ENDPOINT = "GET /v1/runs/{id}/events";
+
+function cursorOf(req: FastifyRequest): number {
+  const q = (req.query ?? {}) as Record<string, unknown>;
+  const raw =
+    (typeof q.after === "string" ? q.after : undefined) ?? (req.headers["last-event-id"] as string | undefined);
+  if (raw === undefined || raw === "") return 0;
+  if (!/^\d{1,10}$/.test(raw.trim())) {
+    throw new CoreError("INVALID_CURSOR", "after / Last-Event-ID must be a non-negative integer event seq.");
+  }
+  return Number(raw.trim());
+}
+
+export function registerRunEvents(app: FastifyInstance, deps: AppDeps): void {
+  const heartbeatMs = deps.env.RUN_SSE_HEARTBEAT_MS;
+  app.get("/v1/runs/:id/events", async (req: FastifyRequest, reply: FastifyReply) => {
+    const ctx = createContextFactory(deps, "rest")({ req });
+    const { id } = req.params as { id: string };
+    let after: number;
+    let status: string;
+    try {
+      const run = await appRouter.createCaller(ctx).runs.get({ id });
+      after = cursorOf(req);
+      status = run.status;
+    } catch (e) {
+      const ce = toCoreError(e, "query");
+      if (ce.code === "INTERNAL_ERROR")
+        req.log.error({ err: (ce as { original?: unknown }).original ?? e }, "internal error");
+      const r = renderError(ce, ctx.requestId, baseUrlOf(ctx));
+      return reply
+        .code(r.status)
+        .headers({ ...ctx.res.headers, ...r.headers })
+        .type("application/json")
+        .send(r.body);
+    } finally {
+      ctx.endpoint = ENDPOINT;
+    }
+
+    reply.hijack();
+    req.svcCtx = undefined; // usage is recorded when the stream ends (hooks do not see hijacked replies)
+    const raw = reply.raw;
+    raw.writeHead(200, {
+      ...ctx.res.headers,
+      "Content-Type": "text/event-stream; charset=utf-8",
+      "Cache-Control": "no-store",
+      Connection: "keep-alive",
+      "X-Accel-Buffering": "no",
+      "X-Service-Request-Id": String(req.id),
+    });
+    raw.write("retry: 2000\n\n");
+    let ended = false;
+    let sub: { close(): void } | null = null;
+    const heartbeat = setInterval(() => raw.write(": ping\n\n"), heartbeatMs);
+    const end = () => {
+      if (ended) return;
+      ended = true;
+      clearInterval(heartbeat);
+      sub?.close();
+      raw.end();
+      if (ctx.principal) {
+        deps.usage.record({
+          accountId: ctx.principal.accountId,
+          mode: ctx.principal.mode,
+          apiKeyId: ctx.principal.keyId,
+          method: "GET",
+          endpoint: ENDPOINT,
+          status: 200,
+          creditsCharged: 0,
+          requestId: String(req.id),
+          at: new Date(),
+        });
+      }
+    };
+    req.raw.once("close", end);
+    raw.once("close", end);
+
+    // connected after the end, with the terminal frame already seen: nothing more will come
+    if (isTerminal(status)) {
+      const terminal = await deps.db.runEvent.findFirst({
+        where: { runId: id, event: "terminal" },
+        select: { seq: true },
+      });
+      if (terminal && terminal.seq <= after) return end();
+    }
+    const write = (frames: RunEventFrame[]) => {
+      if (ended) return;
+      let chunk = "";
+      let last = false;
+      for (const f of frames) {
+        chunk += `id: ${f.seq}\nevent: ${f.event}\ndata: ${JSON.stringify(f.data)}\n\n`;
+        if (f.event === "terminal") {
+          last = true;
+          break;
+        }
+      }
+      raw.write(chunk);
+      if (last) end();
+    };
+    sub = deps.runEvents.subscribe(id, after, write, (e) => {
+      req.log.warn({ err: e }, "run events read failed");
+    });
+    if (ended) sub.close();
+  });
+}
+
+PLAIN_ROUTES.push({
+  method: "get",
+  path: "/runs/{id}/events",
+  operation: {
+    summary: "Stream a task run's events",
+    description:
+      "Server-Sent Events. Each frame: `id: <seq>` (monotonic per run), `event:` status | step | awaiting_human | billing | terminal, `data:` JSON — status `{run_id, status, note?}`, step `{run_id, step, action, actions, reasoning}`, awaiting_human `{run_id, reason}`, billing `{run_id, step, credits_charged, total_credits_charged}`, terminal `{run_id, status, result, error}`. Every frame is persisted; reconnect with `Last-Event-ID: <seq>` or `?after=<seq>` for an ordered replay after that cursor. `: ping` comments every 15 s. The stream closes after the terminal frame (also for a client that connects after the end: replay, then close). The run resource (GET /v1/runs/{id}) is authoritative.",
+    tags: ["Runs"],
+    operationId: "runs-events",
+    parameters: [
+      {
+        name: "id",
+        in: "path",
+        required: true,
+        schema: { type: "string", pattern: "^[A-Za-z0-9_-]{1,128}$" },
+        description: "run id",
+      },
+      {
+        name: "after",
+        in: "query",
+        required: false,
+        schema: { type: "integer", minimum: 0 },
+        description: "replay frames with seq > after",
+      },
+      {
+        name: "Last-Event-ID",
+        in: "header",
+        required: false,
+        schema: { type: "string" },
+        description: "the id of the last frame received (same as after)",
+      },
+    ],
+    scope: "runs:read",
+    extraErrors: ["INVALID_RUN_ID", "RUN_NOT_FOUND", "INVALID_CURSOR"],
+    responses: {
+      "200": {
+        description: "an event stream",
+        headers: { "X-Service-Request-Id": { schema: { type: "string" } } },
+        content: { "text/event-stream": { schema: { type: "string" } } },
+      },
+    },
+  },
+});

@@ -1,0 +1,478 @@
+// One agent step, one call per Inngest step (inngest/src/functions/run-task.ts):
+//   guards (deadline, max_steps, max_iterations, budget) -> reserve the step's price (WALLET_EXHAUSTED)
+//   -> screenshot -> engine -> action policy -> stall guard / human -> execute on the machine
+//   -> commit (step + billing frames, terminal transition when the engine said done or fail) -> capture.
+// The step row's phase makes a retried call (after a crash or an error) resume where the last one
+// stopped: a committed step is never executed or billed again; a prediction already recorded is not
+// asked again; a step whose execution started but was not recorded is not executed again (at most
+// once: the agent sees the real screen at its next step, which is safer than repeating input).
+
+import type { Tx } from "@cua/db/client";
+import { Prisma, type Run, type RunStep } from "@cua/db/generated";
+import type { Action } from "../actions/action.ts";
+import type { DecodedImage, TrajectoryStep } from "../engines/types.ts";
+import { CoreError, ERROR_CODES, isCoreError } from "../errors.ts";
+import { getRunnableMachine, type RunnableMachine } from "../machines-service/machine-access.ts";
+import type { ActionPolicy } from "../policy/action-policy.ts";
+import type { EngineChoice } from "../predict/resolve-engine.ts";
+import { predictWith } from "../predict/run-engine.ts";
+import { SANDBOX_MODEL_ID } from "../pricing/pricing.ts";
+import { toMachineCommands } from "./actions-to-commands.ts";
+import type { RunsDeps } from "./ports.ts";
+import { isTerminal, type RunError, type RunStatus } from "./run-record.ts";
+import { openRunSecret } from "./run-secrets.ts";
+import { parseRunDirectives, sandboxInstruction } from "./sandbox-agent.ts";
+import { digestActions, digestBytes, isStalled, STALLED_REASON } from "./stall-guard.ts";
+import { reserveStep, runStepPrice, settleRunReservations } from "./step-billing.ts";
+import { appendEvents, applyEffects, type Effects, finishInTx, newEffects, pauseInTx, withRun } from "./transitions.ts";
+
+export type StepOutcome =
+  | { kind: "continue"; step: number }
+  | { kind: "awaiting_human"; reason: string; deadlineAt: string }
+  | { kind: "terminal"; status: RunStatus };
+
+/** prior steps the engine sees (the stateless trajectory limit) */
+const TRAJECTORY_STEPS = 19;
+const MAX_ACTIONS_PER_STEP = 10;
+export const HUMAN_REQUESTED_REASON = "human_requested";
+
+const runError = (code: string, message: string, extra: Record<string, unknown> = {}): RunError => ({
+  code,
+  message,
+  ...extra,
+});
+
+function outcomeOf(run: Pick<Run, "status" | "awaitingHumanReason" | "deadlineAt" | "stepCount">): StepOutcome {
+  if (isTerminal(run.status)) return { kind: "terminal", status: run.status as RunStatus };
+  if (run.status === "awaiting_human") {
+    return { kind: "awaiting_human", reason: run.awaitingHumanReason ?? "", deadlineAt: run.deadlineAt.toISOString() };
+  }
+  return { kind: "continue", step: run.stepCount };
+}
+
+async function finish(
+  deps: RunsDeps,
+  runId: string,
+  to: "succeeded" | "failed" | "cancelled" | "timed_out",
+  error: RunError | null,
+  result?: unknown,
+): Promise<StepOutcome> {
+  return withRun(deps, runId, async (tx, run, fx) => {
+    if (!run) return { kind: "terminal", status: "failed" } as StepOutcome;
+    const after = await finishInTx(tx, run, to, { error, result }, fx, deps.clock.now());
+    return outcomeOf(after ?? run);
+  });
+}
+
+/** The agent needs a human: on_awaiting_human decides (pause, or fail / cancel without pausing). */
+async function needHuman(deps: RunsDeps, runId: string, reason: string, message: string): Promise<StepOutcome> {
+  return withRun(deps, runId, async (tx, run, fx) => {
+    if (!run) return { kind: "terminal", status: "failed" } as StepOutcome;
+    const now = deps.clock.now();
+    if (run.onAwaitingHuman === "pause") {
+      const after = await pauseInTx(tx, run, reason, fx, now);
+      return outcomeOf(after ?? run);
+    }
+    const code = reason === STALLED_REASON ? "STALLED" : "HUMAN_REQUIRED";
+    const to = run.onAwaitingHuman === "cancel" ? "cancelled" : "failed";
+    const after = await finishInTx(tx, run, to, { error: runError(code, message, { reason }) }, fx, now);
+    return outcomeOf(after ?? run);
+  });
+}
+
+function engineFor(deps: RunsDeps, run: Run): EngineChoice {
+  if (run.mode === "test")
+    return { kind: "sandbox", engine: deps.engines.sandbox(), provider: "managed", model: SANDBOX_MODEL_ID };
+  if (run.llmProvider === "managed")
+    return { kind: "managed", engine: deps.engines.managed(), provider: "managed", model: deps.engines.managedModel() };
+  if (!run.llmKeySealed) throw new CoreError("LLM_KEY_NOT_CONFIGURED", "The run's provider key snapshot is gone.");
+  const apiKey = openRunSecret(deps.kek, run.id, "llm", run.llmKeySealed);
+  const provider = run.llmProvider as "anthropic" | "openai";
+  const engine = deps.engines.provider(provider, apiKey, run.llmModel ?? undefined);
+  return { kind: "byok", engine, provider, model: run.llmModel ?? engine.id, apiKey };
+}
+
+/** Errors that end the run at once (anything else is thrown: the step is retried, then the run fails). */
+function fatalError(e: unknown): RunError | null {
+  if (!isCoreError(e)) return null;
+  if (e.code === "NOT_FOUND") return runError("MACHINE_NOT_FOUND", "The run's machine no longer exists.");
+  if (e.code === "INVALID_STATE") {
+    return runError("MACHINE_NOT_RUNNING", e.message, { current_state: e.extras.current_state ?? null });
+  }
+  if (ERROR_CODES[e.code].retryable) return null;
+  return runError(e.code, e.message);
+}
+
+async function recordStepError(deps: RunsDeps, runId: string, e: unknown): Promise<void> {
+  const err = isCoreError(e)
+    ? runError(e.code, e.message)
+    : runError("INTERNAL_ERROR", "The step failed unexpectedly.");
+  await deps.db.run.update({ where: { id: runId }, data: { lastStepError: err as object } }).catch(() => {});
+}
+
+/** Starts a fresh iteration for step n: counts it, creates or resets the step row. */
+async function beginIteration(
+  deps: RunsDeps,
+  run: Run,
+  n: number,
+): Promise<{ row: RunStep } | { outcome: StepOutcome }> {
+  return withRun(deps, run.id, async (tx, locked, fx) => {
+    if (locked?.status !== "running") return { outcome: outcomeOf(locked ?? run) };
+    if (locked.iterationCount >= locked.maxIterations) {
+      const after = await finishInTx(
+        tx,
+        locked,
+        "failed",
+        {
+          error: runError(
+            "MAX_ITERATIONS_EXCEEDED",
+            `The run used its ${locked.maxIterations} iterations without finishing.`,
+          ),
+        },
+        fx,
+        deps.clock.now(),
+      );
+      return { outcome: outcomeOf(after ?? locked) };
+    }
+    await tx.run.update({ where: { id: run.id }, data: { iterationCount: { increment: 1 } } });
+    const row = await tx.runStep.upsert({
+      where: { runId_step: { runId: run.id, step: n } },
+      create: { runId: run.id, step: n, phase: "started" },
+      update: {
+        phase: "started",
+        screenshotDigest: null,
+        actionsDigest: null,
+        actions: Prisma.DbNull,
+        reasoning: null,
+        engineStatus: null,
+        usage: Prisma.DbNull,
+        results: Prisma.DbNull,
+        creditsCharged: 0,
+        committedAt: null,
+      },
+    });
+    return { row };
+  });
+}
+
+function decoded(png: Buffer, width: number, height: number): DecodedImage {
+  return { bytes: png, mime: "image/png", width, height };
+}
+
+async function trajectory(deps: RunsDeps, runId: string, before: number): Promise<TrajectoryStep[]> {
+  const rows = await deps.db.runStep.findMany({
+    where: { runId, phase: "committed", step: { lt: before } },
+    orderBy: { step: "desc" },
+    take: TRAJECTORY_STEPS,
+    select: { actions: true, reasoning: true },
+  });
+  return rows
+    .reverse()
+    .map((r) => ({ screenshot: null, actions: (r.actions ?? []) as Action[], reasoning: r.reasoning ?? undefined }));
+}
+
+interface ExecResult {
+  action_index: number;
+  command: string;
+  success: boolean;
+  error: string | null;
+  duration_ms: number;
+}
+
+async function execute(machine: RunnableMachine, actions: Action[]): Promise<ExecResult[]> {
+  const out: ExecResult[] = [];
+  for (const [i, a] of actions.entries()) {
+    for (const c of toMachineCommands(a)) {
+      const started = performance.now();
+      try {
+        const r = await machine.execute(c.command, c.parameters);
+        out.push({
+          action_index: i,
+          command: c.command,
+          success: r.success,
+          error: r.error?.message ?? null,
+          duration_ms: r.duration_ms,
+        });
+        if (!r.success) return out; // later actions assumed this one worked
+      } catch (e) {
+        if (!isCoreError(e) || ERROR_CODES[e.code].status !== 422) throw e;
+        out.push({
+          action_index: i,
+          command: c.command,
+          success: false,
+          error: e.message,
+          duration_ms: Math.round(performance.now() - started),
+        });
+        return out;
+      }
+    }
+  }
+  return out;
+}
+
+async function commitStep(deps: RunsDeps, run: Run, row: RunStep, price: number): Promise<StepOutcome> {
+  const fx: Effects = newEffects(run.id);
+  const outcome = await deps.db.$transaction(async (tx: Tx) => {
+    await tx.$queryRaw`SELECT 1 FROM runs WHERE id = ${run.id} FOR UPDATE`;
+    const locked = await tx.run.findUniqueOrThrow({ where: { id: run.id } });
+    if (locked.status !== "running" || locked.stepCount !== row.step - 1) {
+      // cancelled (or ended) while the step ran: the step does not count and is not billed
+      await tx.runStep.update({
+        where: { runId_step: { runId: run.id, step: row.step } },
+        data: { phase: "discarded" },
+      });
+      fx.settle = true;
+      return outcomeOf(locked);
+    }
+    const now = deps.clock.now();
+    await tx.runStep.update({
+      where: { runId_step: { runId: run.id, step: row.step } },
+      data: { phase: "committed", creditsCharged: price, committedAt: now },
+    });
+    const updated = await tx.run.update({
+      where: { id: run.id },
+      data: { stepCount: row.step, creditsCharged: { increment: price }, lastStepError: Prisma.DbNull },
+    });
+    const actions = (row.actions ?? []) as Action[];
+    await appendEvents(
+      tx,
+      run.id,
+      [
+        {
+          event: "step",
+          data: { run_id: run.id, step: row.step, action: actions[0] ?? null, actions, reasoning: row.reasoning ?? "" },
+        },
+        {
+          event: "billing",
+          data: {
+            run_id: run.id,
+            step: row.step,
+            credits_charged: price,
+            total_credits_charged: updated.creditsCharged,
+          },
+        },
+      ],
+      fx,
+    );
+    if (row.engineStatus === "done") {
+      const after = await finishInTx(
+        tx,
+        updated,
+        "succeeded",
+        { result: { reasoning: row.reasoning ?? "", steps: row.step } },
+        fx,
+        now,
+      );
+      return outcomeOf(after ?? updated);
+    }
+    if (row.engineStatus === "fail") {
+      const fail = actions.find((a) => a.action_type === "fail");
+      const params = (fail?.params ?? {}) as { code?: string; message?: string };
+      const error = runError(
+        params.code ?? "TASK_FAILED",
+        params.message ?? row.reasoning ?? "The agent reported that the task cannot be done.",
+      );
+      const after = await finishInTx(tx, updated, "failed", { error }, fx, now);
+      return outcomeOf(after ?? updated);
+    }
+    return outcomeOf(updated);
+  });
+  await settleRunReservations(deps, run.id, row.step);
+  await applyEffects(deps, fx);
+  return outcome;
+}
+
+export async function runAgentStep(deps: RunsDeps, runId: string): Promise<StepOutcome> {
+  const run = await deps.db.run.findUnique({ where: { id: runId } });
+  if (!run) return { kind: "terminal", status: "failed" };
+  if (run.status !== "running") return outcomeOf(run);
+  const now = deps.clock.now();
+  if (now >= run.deadlineAt) {
+    return finish(deps, runId, "timed_out", runError("DEADLINE_EXCEEDED", "The run's deadline passed."));
+  }
+  const n = run.stepCount + 1;
+  if (n > run.maxSteps) {
+    return finish(
+      deps,
+      runId,
+      "failed",
+      runError("MAX_STEPS_EXCEEDED", `The run used its ${run.maxSteps} steps without finishing.`),
+    );
+  }
+  const directives = run.mode === "test" ? parseRunDirectives(run.task) : null;
+  let row = await deps.db.runStep.findUnique({ where: { runId_step: { runId, step: n } } });
+  if (!row || row.phase === "paused" || row.phase === "discarded") {
+    // the sandbox's #human: ask for a human before the last step, once
+    if (directives?.human && n >= directives.steps && run.resumeCount === 0) {
+      return needHuman(
+        deps,
+        runId,
+        HUMAN_REQUESTED_REASON,
+        "The sandbox #human directive asks for a human before the last step.",
+      );
+    }
+    const begun = await beginIteration(deps, run, n);
+    if ("outcome" in begun) return begun.outcome;
+    row = begun.row;
+  }
+
+  const price = runStepPrice(run);
+  if (row.phase !== "committed") {
+    if (run.budgetCents > 0 && run.creditsCharged + price > run.budgetCents) {
+      return finish(
+        deps,
+        runId,
+        "failed",
+        runError(
+          "BUDGET_EXCEEDED",
+          `The next step (${price} credits) would bring the run's cost to ${run.creditsCharged + price} cents, past its budget of ${run.budgetCents}.`,
+          {
+            budget_cents: run.budgetCents,
+            cost_cents: run.creditsCharged,
+          },
+        ),
+      );
+    }
+    try {
+      await reserveStep(deps, run, n, price);
+    } catch (e) {
+      if (isCoreError(e) && e.code === "INSUFFICIENT_CREDITS") {
+        return finish(
+          deps,
+          runId,
+          "failed",
+          runError("WALLET_EXHAUSTED", `The wallet cannot pay step ${n} (${price} credits).`, {
+            required: e.extras.required,
+            balance: e.extras.balance,
+          }),
+        );
+      }
+      throw e;
+    }
+  }
+
+  try {
+    let machine: RunnableMachine | null = null;
+    const principal = { accountId: run.accountId, mode: run.mode };
+    if (row.phase === "started") {
+      machine = await getRunnableMachine(deps, principal, run.machineId);
+      const shot = await machine.screenshot();
+      const choice = engineFor(deps, run);
+      const instruction = directives ? sandboxInstruction(run.task, directives, n) : run.task;
+      const prediction = await predictWith(
+        deps.logger,
+        choice,
+        {
+          screenshot: decoded(shot.png, shot.width, shot.height),
+          instruction,
+          cuaVersion: run.cuaVersion as "v5",
+          maxActions: MAX_ACTIONS_PER_STEP,
+          trajectory: await trajectory(deps, runId, n),
+        },
+        (run.actionPolicy ?? null) as ActionPolicy | null,
+      );
+      row = await deps.db.runStep.update({
+        where: { runId_step: { runId, step: n } },
+        data: {
+          phase: "predicted",
+          screenshotDigest: digestBytes(shot.png),
+          actionsDigest: digestActions(prediction.actions),
+          actions: prediction.actions as object,
+          reasoning: prediction.reasoning,
+          engineStatus: prediction.status,
+          usage: {
+            ...prediction.usage,
+            model: prediction.model,
+            safety_checks: prediction.safety_checks ?? [],
+          } as object,
+        },
+      });
+    }
+    if (row.phase === "predicted") {
+      const usage = (row.usage ?? {}) as { safety_checks?: { code: string; message: string }[] };
+      const history = await deps.db.runStep.findMany({
+        where: { runId, phase: "committed", step: { gt: run.resumedAtStep, lt: n } },
+        orderBy: { step: "desc" },
+        take: 2,
+        select: { screenshotDigest: true, actionsDigest: true },
+      });
+      const stalled = row.engineStatus === "continue" && isStalled(history.reverse(), row);
+      const safety = usage.safety_checks?.[0];
+      if (stalled || (safety && row.engineStatus === "continue")) {
+        await deps.db.runStep.update({ where: { runId_step: { runId, step: n } }, data: { phase: "paused" } });
+        await settleRunReservations(deps, runId, n); // the step did not complete: its hold is released
+        return stalled
+          ? needHuman(
+              deps,
+              runId,
+              STALLED_REASON,
+              "The agent repeated the same action on an unchanged screen three times.",
+            )
+          : needHuman(deps, runId, `safety_check: ${safety!.message}`.slice(0, 500), safety!.message);
+      }
+      const actions = (row.actions ?? []) as Action[];
+      const claimed = await deps.db.runStep.updateMany({
+        where: { runId, step: n, phase: "predicted" },
+        data: { phase: "executing", execAttempts: { increment: 1 } },
+      });
+      if (claimed.count === 1) {
+        const fresh = await deps.db.run.findUnique({ where: { id: runId }, select: { status: true } });
+        let results: ExecResult[] = [];
+        if (fresh?.status === "running" && actions.some((a) => toMachineCommands(a).length > 0)) {
+          machine ??= await getRunnableMachine(deps, principal, run.machineId);
+          results = await execute(machine, actions);
+        }
+        row = await deps.db.runStep.update({
+          where: { runId_step: { runId, step: n } },
+          data: { phase: "executed", results: results as object },
+        });
+      } else {
+        row = await deps.db.runStep.findUniqueOrThrow({ where: { runId_step: { runId, step: n } } });
+      }
+    }
+    if (row.phase === "executing") {
+      // a crash hit the execution window: never execute again (at most once), carry on
+      row = await deps.db.runStep.update({
+        where: { runId_step: { runId, step: n } },
+        data: { phase: "executed", results: [{ interrupted: true }] as object },
+      });
+    }
+    if (row.phase === "executed") return await commitStep(deps, run, row, price);
+    if (row.phase === "committed") {
+      await settleRunReservations(deps, runId, n);
+      const latest = await deps.db.run.findUniqueOrThrow({ where: { id: runId } });
+      return outcomeOf(latest);
+    }
+    return outcomeOf(run);
+  } catch (e) {
+    const fatal = fatalError(e);
+    if (fatal) return finish(deps, runId, "failed", fatal);
+    await recordStepError(deps, runId, e);
+    throw e;
+  }
+}
+
+/** After the step's retries ran out: the run fails with the last step error. */
+export async function failRunAfterError(deps: RunsDeps, runId: string, message: string): Promise<StepOutcome> {
+  const run = await deps.db.run.findUnique({ where: { id: runId } });
+  if (!run) return { kind: "terminal", status: "failed" };
+  const last = (run.lastStepError ?? null) as RunError | null;
+  return finish(deps, runId, "failed", last ?? runError("INTERNAL_ERROR", message.slice(0, 500)));
+}
+
+/** The deadline passed (the run-deadline function's sleep ended, or a human wait timed out). */
+export async function expireRun(deps: RunsDeps, runId: string): Promise<StepOutcome> {
+  const run = await deps.db.run.findUnique({ where: { id: runId } });
+  if (!run) return { kind: "terminal", status: "failed" };
+  if (isTerminal(run.status)) return outcomeOf(run);
+  if (deps.clock.now() < run.deadlineAt) return outcomeOf(run);
+  return finish(deps, runId, "timed_out", runError("DEADLINE_EXCEEDED", "The run's deadline passed."));
+}
+
+/** While the function waits for a human: resumed already, still waiting, or over (deadline, cancel). */
+export async function checkHumanWait(deps: RunsDeps, runId: string): Promise<StepOutcome> {
+  const run = await deps.db.run.findUnique({ where: { id: runId } });
+  if (!run) return { kind: "terminal", status: "failed" };
+  if (run.status === "awaiting_human" && deps.clock.now() >= run.deadlineAt) return expireRun(deps, runId);
+  return outcomeOf(run);
+}
