@@ -4,8 +4,11 @@ import type { MachineBackground } from "@cua/core/machines-service/background";
 import type { MachinesRuntime } from "@cua/core/machines-service/runtime";
 import type { EnginePort } from "@cua/core/predict/engine-port";
 import type { SessionKeyStore } from "@cua/core/predict/sessions";
+import type { RunEventHub } from "@cua/core/runs/event-hub";
+import type { RunJobs, RunsConfig } from "@cua/core/runs/ports";
 import type { UsageRecorder } from "@cua/core/usage/usage";
 import type { Env } from "./env.ts";
+import type { DurableRuntime } from "./http/inngest-serve.ts";
 import type { RateLimiter } from "./http/rate-limit.ts";
 
 /** Everything a request handler may use: core's ports plus the transport's own resources. */
@@ -22,6 +25,12 @@ export interface AppDeps extends CoreDeps {
   machines: MachinesRuntime;
   /** metering, TTL expiry, frame purge (started by createApp) */
   machineBackground?: MachineBackground;
+  /** task runs: events to the durable executor, run settings, SSE fan-out (docs/runs.md) */
+  runJobs: RunJobs;
+  runsConfig: RunsConfig;
+  runEvents: RunEventHub;
+  /** the embedded executor or the /api/inngest serve route (started by createApp) */
+  durable?: DurableRuntime;
 }
 
 export const SERVICE_VERSION = "1.0.0";

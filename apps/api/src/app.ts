@@ -7,6 +7,7 @@ import { purgeExpiredIdempotency } from "@cua/core/idempotency/idempotency";
 import { KeyCache } from "@cua/core/keys/key-cache";
 import { startMachineBackground } from "@cua/core/machines-service/background";
 import { purgeExpiredSessions, SessionKeyStore } from "@cua/core/predict/sessions";
+import { RunEventHub } from "@cua/core/runs/event-hub";
 import { UsageRecorder } from "@cua/core/usage/usage";
 import { type DbHandle, openDb } from "@cua/db/client";
 import type { FastifyInstance } from "fastify";
@@ -14,8 +15,10 @@ import { type AppDeps, SERVICE_VERSION } from "./app-deps.ts";
 import { createEnginePort } from "./engines.ts";
 import type { Env } from "./env.ts";
 import { registerAdminRoutes } from "./http/admin-routes.ts";
+import { InngestRunJobs, startDurableRuntime } from "./http/inngest-serve.ts";
 import { machinesRuntimeFromEnv, registerMachinePlainRoutes } from "./http/machines-plain-routes.ts";
 import { MemoryStore, PostgresStore, RateLimiter, type RateLimitStore, RedisStore } from "./http/rate-limit.ts";
+import { registerRunEvents } from "./http/runs-events.ts";
 import { buildServer } from "./server.ts";
 
 /** The key-encryption key: SECRETS_KEY, else DATA_DIR/secrets.key (created once, mode 0600). */
@@ -75,10 +78,20 @@ export async function createApp(env: Env): Promise<App> {
     dbKind: h.kind,
     version: SERVICE_VERSION,
     machines: machinesRuntimeFromEnv(env),
+    runJobs: new InngestRunJobs(),
+    runsConfig: {
+      allowInsecureCallbacks: env.ALLOW_INSECURE_CALLBACKS,
+      deadlineSeconds: env.RUN_DEADLINE_SECONDS,
+      callbackBackoffSeconds: env.RUN_CALLBACK_BACKOFF_SECONDS.split(",").map(Number),
+      callbackTimeoutMs: env.RUN_CALLBACK_TIMEOUT_MS,
+    },
+    runEvents: new RunEventHub(h.db, { pollMs: env.RUN_EVENTS_POLL_MS }),
   };
   const server = await buildServer(deps);
   registerAdminRoutes(server, deps);
   registerMachinePlainRoutes(server, deps);
+  registerRunEvents(server, deps);
+  deps.durable = await startDurableRuntime(server, deps); // the embedded executor starts with the API
   deps.machineBackground = startMachineBackground(deps, { intervalMs: env.MACHINE_METER_INTERVAL_MS });
   const purge = setInterval(() => {
     void purgeExpiredIdempotency(deps).catch(() => {});
@@ -89,9 +102,11 @@ export async function createApp(env: Env): Promise<App> {
     server,
     deps,
     close: async () => {
+      clearInterval(purge);
+      await deps.durable?.stop();
+      deps.runEvents.close();
       await deps.machineBackground?.stop();
       await deps.machines.close(); // first: ends driver long polls
-      clearInterval(purge);
       await server.close();
       await deps.usage.flush();
       await store.close?.();

@@ -77,6 +77,72 @@ export const EnvSchema = z.object({
     .max(60_000)
     .default(60_000)
     .describe("length of a billing/TTL minute in ms; only tests and demos shorten it"),
+  // task runs and the durable executor (docs/runs.md, docs/executor.md)
+  INNGEST_BASE_URL: z
+    .string()
+    .url()
+    .optional()
+    .describe(
+      "a self-hosted Inngest server; with it (or INNGEST_SIGNING_KEY) the functions are served at /api/inngest instead of the embedded executor",
+    ),
+  INNGEST_SIGNING_KEY: z.string().optional().describe("verifies requests from the Inngest server (production)"),
+  INNGEST_SIGNING_KEY_FALLBACK: z.string().optional().describe("previous signing key during rotation"),
+  INNGEST_EVENT_KEY: z.string().optional().describe("sends events to the Inngest server"),
+  INNGEST_DEV: bool.describe("talk to a local Inngest dev server (no signatures)"),
+  EXECUTOR_CONCURRENCY: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(1000)
+    .default(16)
+    .describe("embedded executor: work items processed at once per process"),
+  EXECUTOR_POLL_MS: z.coerce
+    .number()
+    .int()
+    .min(5)
+    .max(10_000)
+    .default(100)
+    .describe("embedded executor: longest idle wait between polls"),
+  EXECUTOR_LEASE_MS: z.coerce
+    .number()
+    .int()
+    .min(500)
+    .max(600_000)
+    .default(30_000)
+    .describe("embedded executor: lease of a work item (a dead process's work is taken over after it)"),
+  RUN_DEADLINE_SECONDS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(86_400)
+    .default(86_400)
+    .describe("run deadline (SPEC: 86400 s); only tests and demos shorten it"),
+  RUN_CALLBACK_BACKOFF_SECONDS: z
+    .string()
+    .regex(/^\d{1,5},\d{1,5}$/, "two delays in seconds, e.g. 10,60")
+    .default("10,60")
+    .describe("delays before the second and third callback attempts"),
+  RUN_CALLBACK_TIMEOUT_MS: z.coerce
+    .number()
+    .int()
+    .min(100)
+    .max(60_000)
+    .default(10_000)
+    .describe("one callback attempt's timeout"),
+  RUN_SSE_HEARTBEAT_MS: z.coerce
+    .number()
+    .int()
+    .min(50)
+    .max(60_000)
+    .default(15_000)
+    .describe("`: ping` interval of run event streams"),
+  RUN_EVENTS_POLL_MS: z.coerce
+    .number()
+    .int()
+    .min(50)
+    .max(60_000)
+    .default(1000)
+    .describe("how often event streams look for frames written by other processes"),
 });
 
 export type Env = z.infer<typeof EnvSchema>;

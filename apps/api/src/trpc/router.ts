@@ -7,6 +7,7 @@ import { machinesRouter } from "../routers/machines.ts";
 import { machinesExternalRouter } from "../routers/machines-external.ts";
 import { modelsRouter } from "../routers/models.ts";
 import { predictRouter } from "../routers/predict.ts";
+import { runsRouter } from "../routers/runs.ts";
 import { sessionsRouter } from "../routers/sessions.ts";
 import { usageRouter } from "../routers/usage.ts";
 import { router } from "./init.ts";
@@ -21,6 +22,7 @@ export const appRouter = router({
   models: modelsRouter,
   predict: predictRouter,
   sessions: sessionsRouter,
+  runs: runsRouter,
   machines: machinesRouter,
   machinesExternal: machinesExternalRouter,
 });
