@@ -499,6 +499,10 @@ export class ChromiumBrowser {
         }
         await conn.send("Target.closeTarget", { targetId: id });
         this.sessions.delete(id);
+        // closeTarget answers before the tab is gone from the target list
+        for (let i = 0; i < 100 && (await this.pages()).some((p) => p.targetId === id); i++) {
+          await new Promise((r) => setTimeout(r, 50));
+        }
         if (this.activeTarget === id) this.activeTarget = null;
         const remaining = (await this.pages()).filter((p) => p.targetId !== id);
         const next = this.activeTarget ?? remaining[remaining.length - 1]?.targetId ?? null;

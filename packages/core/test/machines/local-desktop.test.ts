@@ -51,6 +51,22 @@ async function rejection(p: Promise<unknown>): Promise<CoreError> {
   throw new Error("expected a rejection");
 }
 
+/** Input commands return once the X server has the events; the page reacts a moment later. */
+async function domText(
+  provider: LocalDesktopProvider,
+  handle: MachineHandle,
+  selector: string,
+  expected: string,
+): Promise<string> {
+  let text = "";
+  for (let i = 0; i < 40; i++) {
+    text = String((await provider.browser(handle, "dom", { selector })).result.text);
+    if (text === expected) break;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return text;
+}
+
 function userExists(name: string): boolean {
   try {
     execFileSync("id", ["-u", name], { stdio: "ignore" });
@@ -114,7 +130,10 @@ describe.skipIf(!enabled)("local desktop provider (real Xvfb desktop)", () => {
     expect((await processesOfUid(Number(handle.uid))).length).toBe(procs.length);
     let refused = false;
     try {
-      execFileSync("xdpyinfo", [], { env: { PATH: "/usr/bin:/bin", DISPLAY: `:${handle.display}` }, stdio: "pipe" });
+      execFileSync("xdpyinfo", [], {
+        env: { PATH: "/usr/bin:/bin", DISPLAY: `:${handle.display}` } as unknown as NodeJS.ProcessEnv,
+        stdio: "pipe",
+      });
     } catch {
       refused = true;
     }
@@ -145,18 +164,15 @@ describe.skipIf(!enabled)("local desktop provider (real Xvfb desktop)", () => {
     const click = await provider.execute(handle, "click", { x: btn.screen_x, y: btn.screen_y });
     expect(click).toMatchObject({ success: true, command: "click" });
     await provider.execute(handle, "double_click", { x: btn.screen_x, y: btn.screen_y });
-    let out = await provider.browser(handle, "dom", { selector: "#out" });
-    expect(out.result.text).toBe("clicked:3");
+    expect(await domText(provider, handle, "#out", "clicked:3")).toBe("clicked:3");
 
     await provider.execute(handle, "click", { x: inp.screen_x, y: inp.screen_y });
     await provider.execute(handle, "type", { text: "Hello World 42" });
-    out = await provider.browser(handle, "dom", { selector: "#echo" });
-    expect(out.result.text).toBe("echo:Hello World 42");
+    expect(await domText(provider, handle, "#echo", "echo:Hello World 42")).toBe("echo:Hello World 42");
 
     await provider.execute(handle, "key_combo", { keys: ["ctrl", "a"] });
     await provider.execute(handle, "key_press", { keys: ["backspace", "x", "y"] });
-    out = await provider.browser(handle, "dom", { selector: "#echo" });
-    expect(out.result.text).toBe("echo:xy");
+    expect(await domText(provider, handle, "#echo", "echo:xy")).toBe("echo:xy");
 
     // the page itself changed on screen
     const state = await provider.browser(handle, "state", {});
@@ -189,10 +205,7 @@ describe.skipIf(!enabled)("local desktop provider (real Xvfb desktop)", () => {
     console.log(`batch of 10 clicks: ${Math.round(performance.now() - t0)} ms`);
     expect(r).toMatchObject({ completed_count: 10, failed_count: 0, aborted: false });
     expect(r.results.map((x) => x.status)).toEqual(Array(10).fill("succeeded"));
-    const after = Number(
-      String((await provider.browser(handle, "dom", { selector: "#out" })).result.text).split(":")[1],
-    );
-    expect(after - before).toBe(10);
+    expect(await domText(provider, handle, "#out", `clicked:${before + 10}`)).toBe(`clicked:${before + 10}`);
   }, 60_000);
 
   it("browser ops: CDP click/type, tabs, wait, scroll, screenshot, execute", async () => {
