@@ -1,6 +1,7 @@
 // Grounding benchmark for the local engine.
 //
-//   npx tsx bench/grounding/run.ts [--pages 40] [--seed 1] [--out bench/grounding/results.json] [--verbose]
+//   npx tsx bench/grounding/run.ts [--pages 40] [--seed 1] [--out results.json] [--verbose]
+//        [--backend auto|paddle|tesseract] [--det-side 1280] [--squeeze 1] [--threads 0]
 //
 // Renders generated pages (bench/grounding/pages.ts) in headless Chromium (Debian's /usr/bin/chromium),
 // takes a PNG screenshot of the viewport, reads each target's box from the DOM
@@ -10,9 +11,10 @@
 // Latency per image is the time of the first grounding on a fresh image (decode + OCR + matching);
 // the following descriptions on the same image reuse the cached OCR and are timed separately.
 import { writeFileSync } from "node:fs";
+import { loadavg } from "node:os";
 import { chromium } from "playwright-core";
 import { groundElement } from "../../packages/core/src/engines/local/ground.ts";
-import { clearLocalOcrCache, warmUpLocalOcr } from "../../packages/core/src/engines/local/ocr.ts";
+import { clearLocalOcrCache, configureLocalOcr, warmUpLocalOcr } from "../../packages/core/src/engines/local/ocr.ts";
 import { type BenchCase, type Category, generatePage, TEXT_CATEGORIES } from "./pages.ts";
 
 interface Args {
@@ -20,16 +22,33 @@ interface Args {
   seed: number;
   out: string | null;
   verbose: boolean;
+  backend: "auto" | "paddle" | "tesseract";
+  detSide: number;
+  squeeze: number;
+  threads: number;
 }
 
 function parseArgs(argv: string[]): Args {
-  const args: Args = { pages: 40, seed: 1, out: null, verbose: false };
+  const args: Args = {
+    pages: 40,
+    seed: 1,
+    out: null,
+    verbose: false,
+    backend: "auto",
+    detSide: 1280,
+    squeeze: 1,
+    threads: 0,
+  };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     if (a === "--pages") args.pages = Number(argv[++i]);
     else if (a === "--seed") args.seed = Number(argv[++i]);
     else if (a === "--out") args.out = argv[++i] ?? null;
     else if (a === "--verbose") args.verbose = true;
+    else if (a === "--backend") args.backend = (argv[++i] ?? "auto") as Args["backend"];
+    else if (a === "--det-side") args.detSide = Number(argv[++i]);
+    else if (a === "--squeeze") args.squeeze = Number(argv[++i]);
+    else if (a === "--threads") args.threads = Number(argv[++i]);
   }
   return args;
 }
@@ -66,8 +85,17 @@ function inside(pt: { x: number; y: number }, b: Box, slack = 0): boolean {
 
 async function main(): Promise<void> {
   const args = parseArgs(process.argv.slice(2));
+  configureLocalOcr({
+    backend: args.backend,
+    detectionMaxSide: args.detSide,
+    recognitionSqueeze: args.squeeze,
+    threads: args.threads,
+  });
   const warm = await warmUpLocalOcr();
-  console.log(`OCR backend: ${warm.backend} (warm-up ${warm.ms} ms)`);
+  const loadStart = loadavg()[0] ?? 0;
+  console.log(
+    `OCR backend: ${warm.backend} (warm-up ${warm.ms} ms); detection side ${args.detSide}, squeeze ${args.squeeze}`,
+  );
   const browser = await chromium.launch({
     executablePath: "/usr/bin/chromium",
     args: [
@@ -82,6 +110,9 @@ async function main(): Promise<void> {
   });
   const results: CaseResult[] = [];
   const firstLatency: Record<string, number[]> = { "1280x720": [], "1920x1080": [] };
+  const firstCpu: Record<string, number[]> = { "1280x720": [], "1920x1080": [] };
+  const stageTotals: Record<string, number> = {};
+  let stageImages = 0;
   const warmLatency: number[] = [];
   try {
     for (let k = 0; k < args.pages; k++) {
@@ -120,11 +151,17 @@ async function main(): Promise<void> {
       };
       let first = true;
       for (const c of page.cases.filter(visible)) {
+        const cpu0 = process.cpuUsage();
         const t0 = performance.now();
         const g = await groundElement(image, c.description);
         const ms = performance.now() - t0;
+        const cpu = process.cpuUsage(cpu0);
         if (first) {
-          firstLatency[`${page.width}x${page.height}`]?.push(ms);
+          const size = `${page.width}x${page.height}`;
+          firstLatency[size]?.push(ms);
+          firstCpu[size]?.push((cpu.user + cpu.system) / 1000);
+          for (const [k, v] of Object.entries(g.ocr.stages)) stageTotals[k] = (stageTotals[k] ?? 0) + v;
+          stageImages++;
           first = false;
         } else warmLatency.push(ms);
         const target = c.targetId ? (boxes[c.targetId] ?? null) : null;
@@ -176,18 +213,29 @@ async function main(): Promise<void> {
     results.filter((r) => r.category !== "negative"),
   );
   line("ALL", results);
-  console.log("\nlatency per image (first grounding: decode + OCR + match)");
+  const loadEnd = loadavg()[0] ?? 0;
+  console.log(
+    `\nlatency per image (first grounding: decode + OCR + match); 1-min load average ${loadStart.toFixed(2)} at start, ${loadEnd.toFixed(2)} at end`,
+  );
   for (const [size, xs] of Object.entries(firstLatency)) {
+    const cpu = firstCpu[size] ?? [];
     if (xs.length)
       console.log(
-        `  ${size.padEnd(10)} images ${String(xs.length).padStart(3)}  p50 ${percentile(xs, 50).toFixed(0)} ms  p95 ${percentile(xs, 95).toFixed(0)} ms`,
+        `  ${size.padEnd(10)} images ${String(xs.length).padStart(3)}  wall p50 ${percentile(xs, 50).toFixed(0)} ms  p95 ${percentile(xs, 95).toFixed(0)} ms   process CPU p50 ${percentile(cpu, 50).toFixed(0)} ms  p95 ${percentile(cpu, 95).toFixed(0)} ms`,
       );
+  }
+  if (stageImages) {
+    const parts = Object.entries(stageTotals).map(([k, v]) => `${k} ${(v / stageImages).toFixed(0)} ms`);
+    console.log(`  mean stage wall time: ${parts.join(", ")}`);
   }
   console.log(
     `  cached     groundings ${warmLatency.length}  p50 ${percentile(warmLatency, 50).toFixed(1)} ms  p95 ${percentile(warmLatency, 95).toFixed(1)} ms`,
   );
   if (args.out) {
-    writeFileSync(args.out, JSON.stringify({ args, results, latency: { firstLatency, warmLatency } }, null, 2));
+    writeFileSync(
+      args.out,
+      JSON.stringify({ args, results, latency: { firstLatency, firstCpu, warmLatency, loadStart, loadEnd } }, null, 2),
+    );
     console.log(`\nwrote ${args.out}`);
   }
 }

@@ -388,6 +388,9 @@ async function paddleBackend(): Promise<OcrBackend> {
       intraOpNumThreads: threads,
       interOpNumThreads: 1,
       executionMode: "sequential",
+      // idle worker threads sleep instead of spinning: on a shared 2-core host spinning only steals
+      // the CPU the other thread needs
+      extra: { session: { intra_op: { allow_spinning: "0" }, inter_op: { allow_spinning: "0" } } },
     },
   });
   await service.initialize();

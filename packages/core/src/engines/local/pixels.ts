@@ -224,7 +224,8 @@ export function smallControlBeside(img: RgbaImage, label: Box, side: "left" | "r
   const cy = Math.round(label.y + label.height / 2);
   const reach = Math.round(3.2 * h);
   const x0 = side === "left" ? label.x - reach : label.x + label.width + 1;
-  const strip = clip(img, { x: x0, y: cy - h, width: reach, height: 2 * h });
+  // the control is centred on the label: a band of +-0.7 text heights keeps neighbouring rows out
+  const strip = clip(img, { x: x0, y: Math.round(cy - 0.7 * h), width: reach, height: Math.round(1.4 * h) });
   if (strip.width < 4 || strip.height < 4) return null;
   const bg = rgbAt(
     img,
@@ -239,6 +240,7 @@ export function smallControlBeside(img: RgbaImage, label: Box, side: "left" | "r
   let blank = 0;
   // the label's own edge pixels may spill into the strip: skip ink until the first blank column
   let leaving = true;
+  let left = 3;
   for (const x of order) {
     let ink = false;
     for (let y = strip.y; y < strip.y + strip.height; y++) {
@@ -248,8 +250,9 @@ export function smallControlBeside(img: RgbaImage, label: Box, side: "left" | "r
       }
     }
     if (leaving) {
-      if (!ink) leaving = false;
-      continue;
+      if (ink && --left > 0) continue;
+      leaving = false;
+      if (!ink) continue;
     }
     if (ink) {
       cols.push(x);
@@ -260,17 +263,18 @@ export function smallControlBeside(img: RgbaImage, label: Box, side: "left" | "r
   if (cols.length < 6) return null;
   const bx0 = Math.min(...cols);
   const bx1 = Math.max(...cols) + 1;
-  let by0 = strip.y + strip.height;
-  let by1 = strip.y;
-  for (let y = strip.y; y < strip.y + strip.height; y++) {
-    for (let x = bx0; x < bx1; x++) {
-      if (colorDist(rgbAt(img, x, y), bg) > 60) {
-        by0 = Math.min(by0, y);
-        by1 = Math.max(by1, y + 1);
-        break;
-      }
-    }
-  }
+  // vertical extent: rows with ink in those columns, contiguous with the label's middle row
+  const rowHasInk = (y: number) => {
+    for (let x = bx0; x < bx1; x++) if (colorDist(rgbAt(img, x, y), bg) > 60) return true;
+    return false;
+  };
+  let mid = cy;
+  for (let d = 0; d <= Math.round(h / 2) && !rowHasInk(mid); d++) mid = d % 2 === 0 ? cy + d / 2 + 1 : cy - (d + 1) / 2;
+  if (!rowHasInk(mid)) return null;
+  let by0 = mid;
+  let by1 = mid + 1;
+  while (by0 - 1 >= strip.y && rowHasInk(by0 - 1)) by0--;
+  while (by1 < strip.y + strip.height && rowHasInk(by1)) by1++;
   const w = bx1 - bx0;
   const hh = by1 - by0;
   if (hh <= 0 || w < 6 || hh < 6) return null;
