@@ -18,6 +18,7 @@ PACKAGES=(
   x11vnc      # VNC server for connection()
   novnc       # noVNC web client
   websockify  # websocket proxy in front of x11vnc
+  curl        # file op `download` (runs as the machine's user)
   passwd      # useradd / userdel
   procps      # ps / pkill used by cleanup checks
 )

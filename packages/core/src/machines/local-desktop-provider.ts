@@ -11,7 +11,7 @@
 import { spawn } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
 import { createReadStream, createWriteStream, existsSync, constants as fsc } from "node:fs";
-import { chmod, chown, mkdir, open, readFile, rm, stat, unlink, writeFile } from "node:fs/promises";
+import { chmod, chown, lstat, mkdir, open, readFile, rm, stat, unlink, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { pipeline } from "node:stream/promises";
 import { z } from "zod";
@@ -336,13 +336,16 @@ export class LocalDesktopProvider implements MachineProvider {
       await chown(dir, 0, 0);
       await chmod(dir, mode);
     }
-    // Xvfb creates /tmp/.X11-unix when missing, owned by whoever runs first: pre-create it as root
-    await mkdir("/tmp/.X11-unix", { recursive: true });
-    const st = await stat("/tmp/.X11-unix");
-    if (st.uid !== 0 || (st.mode & 0o7777) !== 0o1777) {
-      await chown("/tmp/.X11-unix", 0, 0);
-      await chmod("/tmp/.X11-unix", 0o1777);
+    // Xvfb creates /tmp/.X11-unix when missing, owned by whoever runs first: pre-create it as root.
+    // Never "repair" an existing one: a machine user could have planted a symlink there.
+    await mkdir("/tmp/.X11-unix", { mode: 0o1777 }).catch((e: NodeJS.ErrnoException) => {
+      if (e.code !== "EEXIST") throw e;
+    });
+    const st = await lstat("/tmp/.X11-unix");
+    if (!st.isDirectory() || st.uid !== 0) {
+      throw new CoreError("INTERNAL_ERROR", "/tmp/.X11-unix is not a root-owned directory; an operator must fix it.");
     }
+    if ((st.mode & 0o7777) !== 0o1777) await chmod("/tmp/.X11-unix", 0o1777);
   }
 
   private async lookupUser(name: string): Promise<{ uid: number; gid: number; gecos: string; home: string } | null> {

@@ -549,8 +549,20 @@ export class MockMachineProvider implements MachineProvider {
       m.sessions.set(t.session_id, state);
     }
     if (t.cwd) {
+      // like bash: a cd that fails prints the error and the command does not run
       const dir = this.mockPath(state.cwd, t.cwd);
-      if (!dir || !m.fs.isDirectory(dir)) return opFail("INVALID_CWD", `cwd ${t.cwd} is not a directory.`);
+      if (!dir || !m.fs.isDirectory(dir)) {
+        const output = `bash: cd: ${t.cwd}: No such file or directory\n`;
+        return opOk({
+          output,
+          exit_code: 1,
+          timed_out: false,
+          truncated: false,
+          output_length: output.length,
+          session_id: t.session_id ?? null,
+          cwd: state.cwd,
+        });
+      }
       state.cwd = dir;
     }
     let output = "";

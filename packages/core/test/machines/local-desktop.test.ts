@@ -12,7 +12,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CoreError } from "../../src/errors.ts";
-import { LocalDesktopProvider } from "../../src/machines/local-desktop-provider.ts";
+import { LocalDesktopProvider, openboxConfig } from "../../src/machines/local-desktop-provider.ts";
 import { decodePng, distinctColors } from "../../src/machines/png.ts";
 import { processesOfUid } from "../../src/machines/process-utils.ts";
 import type { MachineHandle } from "../../src/machines/provider.ts";
@@ -75,6 +75,20 @@ function userExists(name: string): boolean {
     return false;
   }
 }
+
+describe("openbox config", () => {
+  it("drops the Client-context button grabs and lets focus follow the pointer", () => {
+    const stock = `<openbox_config><focus><followMouse>no</followMouse><focusDelay>200</focusDelay><raiseOnFocus>no</raiseOnFocus></focus>
+<mouse><context name="Frame"><mousebind button="A-Left" action="Press"/></context>
+<context name="Client"><mousebind button="Left" action="Press"><action name="Focus"/></mousebind></context></mouse></openbox_config>`;
+    const rc = openboxConfig(stock);
+    expect(rc).toContain('<context name="Client"></context>');
+    expect(rc).toContain('<mousebind button="A-Left" action="Press"/>');
+    expect(rc).toContain("<followMouse>yes</followMouse>");
+    expect(rc).toContain("<focusDelay>0</focusDelay>");
+    expect(openboxConfig(null)).toContain('<context name="Client"></context>');
+  });
+});
 
 describe.skipIf(!enabled)("local desktop provider (real Xvfb desktop)", () => {
   let root: string;
