@@ -17,6 +17,13 @@ export interface InngestClientOptions {
   baseUrl?: string;
   /** talk to an Inngest dev server (no signatures) */
   isDev?: boolean;
+  /** where the SDK logs (e.g. function errors); default: the SDK's console logger */
+  logger?: {
+    info(...a: unknown[]): void;
+    warn(...a: unknown[]): void;
+    error(...a: unknown[]): void;
+    debug(...a: unknown[]): void;
+  };
 }
 
 export function createInngestClient(opts: InngestClientOptions = {}): Inngest {
@@ -27,6 +34,7 @@ export function createInngestClient(opts: InngestClientOptions = {}): Inngest {
     ...(opts.signingKeyFallback !== undefined ? { signingKeyFallback: opts.signingKeyFallback } : {}),
     ...(opts.baseUrl !== undefined ? { baseUrl: opts.baseUrl } : {}),
     ...(opts.isDev !== undefined ? { isDev: opts.isDev } : {}),
+    ...(opts.logger !== undefined ? { logger: opts.logger } : {}),
   });
 }
 

@@ -17,6 +17,20 @@ import type { AppDeps } from "../app-deps.ts";
 
 export const INNGEST_PATH = "/api/inngest";
 
+/** The SDK's log lines (function and step errors) go to the service's logger (LOG_LEVEL applies). */
+function sdkLogger(deps: AppDeps) {
+  const text = (a: unknown[]) =>
+    a
+      .map((x) => (x instanceof Error ? `${x.name}: ${x.message}` : typeof x === "string" ? x : JSON.stringify(x)))
+      .join(" ");
+  return {
+    debug: (...a: unknown[]) => deps.logger.debug(`inngest: ${text(a)}`),
+    info: (...a: unknown[]) => deps.logger.info(`inngest: ${text(a)}`),
+    warn: (...a: unknown[]) => deps.logger.warn(`inngest: ${text(a)}`),
+    error: (...a: unknown[]) => deps.logger.error(`inngest: ${text(a)}`),
+  };
+}
+
 interface EventSender {
   send(e: { name: string; data: Record<string, unknown>; id: string }): Promise<unknown>;
 }
@@ -60,6 +74,7 @@ export async function startDurableRuntime(app: FastifyInstance, deps: AppDeps): 
     ...(env.INNGEST_SIGNING_KEY_FALLBACK ? { signingKeyFallback: env.INNGEST_SIGNING_KEY_FALLBACK } : {}),
     ...(env.INNGEST_BASE_URL ? { baseUrl: env.INNGEST_BASE_URL } : {}),
     ...(env.INNGEST_DEV ? { isDev: true } : {}),
+    logger: sdkLogger(deps),
   });
   const functions = createRunFunctions(client, deps);
   const jobs = deps.runJobs as InngestRunJobs;

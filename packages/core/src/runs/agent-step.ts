@@ -33,7 +33,11 @@ export type StepOutcome =
 
 /** prior steps the engine sees (the stateless trajectory limit) */
 const TRAJECTORY_STEPS = 19;
-const MAX_ACTIONS_PER_STEP = 10;
+/**
+ * Actions one step may take. The built-in local engine (an instruction interpreter) takes one action per
+ * step, so that every action is grounded on a fresh screenshot; model engines answer in batches.
+ */
+const maxActionsFor = (engineId: string): number => (engineId === "local" ? 1 : 10);
 export const HUMAN_REQUESTED_REASON = "human_requested";
 
 const runError = (code: string, message: string, extra: Record<string, unknown> = {}): RunError => ({
@@ -366,7 +370,7 @@ export async function runAgentStep(deps: RunsDeps, runId: string): Promise<StepO
           screenshot: decoded(shot.png, shot.width, shot.height),
           instruction,
           cuaVersion: run.cuaVersion as "v5",
-          maxActions: MAX_ACTIONS_PER_STEP,
+          maxActions: maxActionsFor(choice.engine.id),
           trajectory: await trajectory(deps, runId, n),
         },
         (run.actionPolicy ?? null) as ActionPolicy | null,
