@@ -17,9 +17,14 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { call, envelope, startTestServer, type TestServer } from "./helpers.ts";
 
 const enabled =
-  ["/usr/bin/Xvfb", "/usr/bin/xdotool", "/usr/bin/scrot", "/usr/bin/openbox", "/usr/bin/x11vnc", "/usr/bin/websockify"].every(
-    (p) => existsSync(p),
-  ) &&
+  [
+    "/usr/bin/Xvfb",
+    "/usr/bin/xdotool",
+    "/usr/bin/scrot",
+    "/usr/bin/openbox",
+    "/usr/bin/x11vnc",
+    "/usr/bin/websockify",
+  ].every((p) => existsSync(p)) &&
   existsSync("/usr/bin/chromium") &&
   process.getuid?.() === 0 &&
   process.env.SKIP_DESKTOP_TESTS !== "1";
@@ -49,7 +54,8 @@ async function waitFor<T>(fn: () => Promise<T>, ok: (v: T) => boolean, ms = 30_0
   const started = Date.now();
   let last: T = await fn();
   while (!ok(last)) {
-    if (Date.now() - started > ms) throw new Error(`timed out waiting for ${what}: ${JSON.stringify(last).slice(0, 400)}`);
+    if (Date.now() - started > ms)
+      throw new Error(`timed out waiting for ${what}: ${JSON.stringify(last).slice(0, 400)}`);
     await new Promise((r) => setTimeout(r, 100));
     last = await fn();
   }
@@ -58,7 +64,10 @@ async function waitFor<T>(fn: () => Promise<T>, ok: (v: T) => boolean, ms = 30_0
 
 const domText = (selector: string, expected: string) =>
   waitFor(
-    async () => String((await api("POST", `/v1/machines/${id}/browser/dom`, { parameters: { selector } })).body.result?.text ?? ""),
+    async () =>
+      String(
+        (await api("POST", `/v1/machines/${id}/browser/dom`, { parameters: { selector } })).body.result?.text ?? "",
+      ),
     (t) => t === expected,
     10_000,
     `${selector} = ${expected}`,
@@ -101,7 +110,8 @@ describe.skipIf(!enabled)("managed machines on real desktops (live key)", () => 
   afterAll(async () => {
     // whatever a failed test left behind: terminate through the API, then stop the server
     if (s) {
-      for (const m of (await api("GET", "/v1/machines").catch(() => ({ body: { machines: [] } }))).body.machines ?? []) {
+      for (const m of (await api("GET", "/v1/machines").catch(() => ({ body: { machines: [] } }))).body.machines ??
+        []) {
         await api("DELETE", `/v1/machines/${m.id}`).catch(() => {});
       }
       await s.stop();
@@ -112,7 +122,11 @@ describe.skipIf(!enabled)("managed machines on real desktops (live key)", () => 
 
   it("gates provisioning on 20 credits (402 with required and balance) and refuses windows (403)", async () => {
     const poor = await s.account({ credits: 10 });
-    const e = envelope(await call(s.url, "POST", "/v1/machines", { key: poor.live_key, body: {} }), 402, "INSUFFICIENT_CREDITS");
+    const e = envelope(
+      await call(s.url, "POST", "/v1/machines", { key: poor.live_key, body: {} }),
+      402,
+      "INSUFFICIENT_CREDITS",
+    );
     expect(e).toMatchObject({ required: 20, balance: 10 });
     envelope(await api("POST", "/v1/machines", { os_type: "windows" }), 403, "FEATURE_NOT_AVAILABLE");
   });
@@ -122,16 +136,28 @@ describe.skipIf(!enabled)("managed machines on real desktops (live key)", () => 
     const r = await api("POST", "/v1/machines", { display_name: "desk", screen_width: 1280, screen_height: 720 });
     expect(r.status).toBe(202);
     expect(r.body.provisioning).toBe(true);
-    expect(r.body.machine).toMatchObject({ status: "provisioning", kind: "managed", is_test: false, provider: "local-desktop" });
+    expect(r.body.machine).toMatchObject({
+      status: "provisioning",
+      kind: "managed",
+      is_test: false,
+      provider: "local-desktop",
+    });
     id = r.body.machine.id;
     expect(id).toMatch(/^[0-9a-f-]{36}$/);
-    const m = await waitFor(() => api("GET", `/v1/machines/${id}`), (x) => x.body.status !== "provisioning", 60_000, "running");
+    const m = await waitFor(
+      () => api("GET", `/v1/machines/${id}`),
+      (x) => x.body.status !== "provisioning",
+      60_000,
+      "running",
+    );
     console.log(`provision (API, to running) took ${Math.round(performance.now() - t0)} ms`);
     expect(m.body.status).toBe("running");
     expect(await ledgerSum(s.app.deps, acct.account_id)).toBe(
       (await s.app.deps.db.account.findUniqueOrThrow({ where: { id: acct.account_id } })).balanceCredits,
     );
-    const charges = await s.app.deps.db.walletEntry.findMany({ where: { accountId: acct.account_id, kind: { not: "topup" } } });
+    const charges = await s.app.deps.db.walletEntry.findMany({
+      where: { accountId: acct.account_id, kind: { not: "topup" } },
+    });
     expect(charges.every((c) => c.kind === "charge")).toBe(true); // metering only: provisioning itself charged nothing
   }, 90_000);
 
@@ -139,25 +165,35 @@ describe.skipIf(!enabled)("managed machines on real desktops (live key)", () => 
     const nav = await api("POST", `/v1/machines/${id}/browser/navigate`, { parameters: { url: `${base}/page` } });
     expect(nav.body).toMatchObject({ success: true, op: "navigate" });
     const before = decodePng(Buffer.from((await api("GET", `/v1/machines/${id}/screenshot`)).body.image_b64, "base64"));
-    const els = (await api("POST", `/v1/machines/${id}/browser/clickables`, { parameters: {} })).body.result.elements as {
+    const els = (await api("POST", `/v1/machines/${id}/browser/clickables`, { parameters: {} })).body.result
+      .elements as {
       selector: string;
       screen_x: number;
       screen_y: number;
     }[];
     const btn = els.find((e) => e.selector === "#btn")!;
     const inp = els.find((e) => e.selector === "#inp")!;
-    const click = await api("POST", `/v1/machines/${id}/actions`, { command: "click", parameters: { x: btn.screen_x, y: btn.screen_y } });
+    const click = await api("POST", `/v1/machines/${id}/actions`, {
+      command: "click",
+      parameters: { x: btn.screen_x, y: btn.screen_y },
+    });
     expect(click.body).toMatchObject({ machine_id: id, command: "click", success: true, error: null });
     expect(await domText("#out", "clicked:1")).toBe("clicked:1");
-    await api("POST", `/v1/machines/${id}/actions`, { command: "click", parameters: { x: inp.screen_x, y: inp.screen_y } });
+    await api("POST", `/v1/machines/${id}/actions`, {
+      command: "click",
+      parameters: { x: inp.screen_x, y: inp.screen_y },
+    });
     await api("POST", `/v1/machines/${id}/actions`, { command: "type", parameters: { text: "Hello API 7" } });
     expect(await domText("#echo", "echo:Hello API 7")).toBe("echo:Hello API 7");
     // the page turned green on the click: the raw PNG (Accept: image/png) shows it
-    const raw = await fetch(`${s.url}/v1/machines/${id}/screenshot`, { headers: { "X-API-Key": acct.live_key, Accept: "image/png" } });
+    const raw = await fetch(`${s.url}/v1/machines/${id}/screenshot`, {
+      headers: { "X-API-Key": acct.live_key, Accept: "image/png" },
+    });
     expect(raw.headers.get("content-type")).toBe("image/png");
     const after = decodePng(Buffer.from(await raw.arrayBuffer()));
     expect([after.width, after.height]).toEqual([1280, 720]);
-    const px = (r: typeof after, x: number, y: number) => Array.from(r.data.subarray((y * r.width + x) * 4, (y * r.width + x) * 4 + 3));
+    const px = (r: typeof after, x: number, y: number) =>
+      Array.from(r.data.subarray((y * r.width + x) * 4, (y * r.width + x) * 4 + 3));
     const probe = { x: btn.screen_x + 400, y: btn.screen_y + 300 };
     expect(px(before, probe.x, probe.y)).not.toEqual([0, 255, 0]);
     expect(px(after, probe.x, probe.y)).toEqual([0, 255, 0]);
@@ -166,13 +202,17 @@ describe.skipIf(!enabled)("managed machines on real desktops (live key)", () => 
   }, 60_000);
 
   it("runs a batch of 50 clicks", async () => {
-    const els = (await api("POST", `/v1/machines/${id}/browser/clickables`, { parameters: {} })).body.result.elements as {
+    const els = (await api("POST", `/v1/machines/${id}/browser/clickables`, { parameters: {} })).body.result
+      .elements as {
       selector: string;
       screen_x: number;
       screen_y: number;
     }[];
     const btn = els.find((e) => e.selector === "#btn")!;
-    const steps = Array.from({ length: 50 }, () => ({ command: "click", parameters: { x: btn.screen_x, y: btn.screen_y } }));
+    const steps = Array.from({ length: 50 }, () => ({
+      command: "click",
+      parameters: { x: btn.screen_x, y: btn.screen_y },
+    }));
     const t0 = performance.now();
     const r = await api("POST", `/v1/machines/${id}/actions/batch`, { steps, stop_on_error: true });
     const ms = performance.now() - t0;
@@ -200,9 +240,12 @@ describe.skipIf(!enabled)("managed machines on real desktops (live key)", () => 
   }, 60_000);
 
   it("file round trip through files ops and the terminal, confined to the home directory", async () => {
-    const f = (op: string, parameters: Record<string, unknown>) => api("POST", `/v1/machines/${id}/files/${op}`, { parameters });
+    const f = (op: string, parameters: Record<string, unknown>) =>
+      api("POST", `/v1/machines/${id}/files/${op}`, { parameters });
     expect((await f("write", { path: "Documents/note.txt", content: "from files api\n" })).body.success).toBe(true);
-    const cat = await api("POST", `/v1/machines/${id}/terminal`, { command: "cat ~/Documents/note.txt && echo made-by-shell > ~/shell.txt" });
+    const cat = await api("POST", `/v1/machines/${id}/terminal`, {
+      command: "cat ~/Documents/note.txt && echo made-by-shell > ~/shell.txt",
+    });
     expect(cat.body.result.output).toContain("from files api");
     expect((await f("read", { path: "shell.txt" })).body.result.content).toBe("made-by-shell\n");
     expect((await f("append", { path: "shell.txt", content: "more\n" })).body.success).toBe(true);
@@ -248,11 +291,17 @@ describe.skipIf(!enabled)("managed machines on real desktops (live key)", () => 
     expect(stop.body).toMatchObject({ machine_id: id, status: "stopped" });
     const { uid } = await handleOf(id);
     expect(await processesOfUid(uid)).toHaveLength(0);
-    const e = envelope(await api("POST", `/v1/machines/${id}/actions`, { command: "screenshot", parameters: {} }), 409, "INVALID_STATE");
+    const e = envelope(
+      await api("POST", `/v1/machines/${id}/actions`, { command: "screenshot", parameters: {} }),
+      409,
+      "INVALID_STATE",
+    );
     expect(e).toMatchObject({ current_state: "stopped", allowed_from: ["running"] });
     const start = await api("POST", `/v1/machines/${id}/start`);
     expect(start.body).toMatchObject({ status: "running" });
-    expect((await api("POST", `/v1/machines/${id}/files/read`, { parameters: { path: "persist.txt" } })).body.result.content).toBe("still here");
+    expect(
+      (await api("POST", `/v1/machines/${id}/files/read`, { parameters: { path: "persist.txt" } })).body.result.content,
+    ).toBe("still here");
     const shot = await api("GET", `/v1/machines/${id}/screenshot`);
     expect(shot.body).toMatchObject({ width: 1280, height: 720 });
     const re = await api("POST", `/v1/machines/${id}/restart`);
@@ -268,13 +317,25 @@ describe.skipIf(!enabled)("managed machines on real desktops (live key)", () => 
     await api("POST", `/v1/machines/${id}/files/write`, { parameters: { path: "snap.txt", content: "v2" } });
     const restored = await api("POST", `/v1/machines/${id}/restore`, { snapshot_id: snap.body.snapshot_id });
     expect(restored.body).toMatchObject({ machine_id: id, status: "running" });
-    expect((await api("POST", `/v1/machines/${id}/files/read`, { parameters: { path: "snap.txt" } })).body.result.content).toBe("v1");
+    expect(
+      (await api("POST", `/v1/machines/${id}/files/read`, { parameters: { path: "snap.txt" } })).body.result.content,
+    ).toBe("v1");
     // a desktop-less machine started from the snapshot
-    const r = await api("POST", "/v1/machines", { desktop_enabled: false, restore_from_snapshot: snap.body.snapshot_id });
+    const r = await api("POST", "/v1/machines", {
+      desktop_enabled: false,
+      restore_from_snapshot: snap.body.snapshot_id,
+    });
     expect(r.status).toBe(202);
     const other = r.body.machine.id;
-    await waitFor(() => api("GET", `/v1/machines/${other}`), (x) => x.body.status === "running", 60_000, "restored machine");
-    expect((await api("POST", `/v1/machines/${other}/files/read`, { parameters: { path: "snap.txt" } })).body.result.content).toBe("v1");
+    await waitFor(
+      () => api("GET", `/v1/machines/${other}`),
+      (x) => x.body.status === "running",
+      60_000,
+      "restored machine",
+    );
+    expect(
+      (await api("POST", `/v1/machines/${other}/files/read`, { parameters: { path: "snap.txt" } })).body.result.content,
+    ).toBe("v1");
     envelope(await api("GET", `/v1/machines/${other}/screenshot`), 403, "FEATURE_NOT_AVAILABLE");
     const del = await api("DELETE", `/v1/machines/${other}`);
     expect(del.body).toMatchObject({ status: "terminated" });
@@ -283,23 +344,42 @@ describe.skipIf(!enabled)("managed machines on real desktops (live key)", () => 
   }, 120_000);
 
   it("meters per minute and suspends (never destroys) when the wallet runs dry; a top-up and start resume it", async () => {
-    const charged = await waitFor(() => api("GET", `/v1/machines/${id}`), (x) => x.body.credits_charged > 0, 10_000, "a charge");
+    const charged = await waitFor(
+      () => api("GET", `/v1/machines/${id}`),
+      (x) => x.body.credits_charged > 0,
+      10_000,
+      "a charge",
+    );
     expect(charged.body.credits_charged).toBeGreaterThan(0);
     const deps = s.app.deps;
     const bal = (await deps.db.account.findUniqueOrThrow({ where: { id: acct.account_id } })).balanceCredits;
     const hold = await reserve(deps, { accountId: acct.account_id, amount: bal, endpoint: "test drain" });
-    const m = await waitFor(() => api("GET", `/v1/machines/${id}`), (x) => x.body.status === "suspended", 10_000, "suspension");
+    const m = await waitFor(
+      () => api("GET", `/v1/machines/${id}`),
+      (x) => x.body.status === "suspended",
+      10_000,
+      "suspension",
+    );
     expect(m.body.status_reason).toBe("suspended_for_billing");
     const { uid, user } = await handleOf(id);
-    await waitFor(() => processesOfUid(uid), (p) => p.length === 0, 15_000, "processes stopped");
+    await waitFor(
+      () => processesOfUid(uid),
+      (p) => p.length === 0,
+      15_000,
+      "processes stopped",
+    );
     expect(userExists(user)).toBe(true); // stopped, not destroyed
     const e = envelope(await api("POST", `/v1/machines/${id}/start`), 402, "INSUFFICIENT_CREDITS");
     expect(e.balance).toBe(0);
     await release(deps, hold.id);
     await topUp(deps, { accountId: acct.account_id, credits: 100 });
     expect((await api("POST", `/v1/machines/${id}/start`)).body.status).toBe("running");
-    expect((await api("POST", `/v1/machines/${id}/files/read`, { parameters: { path: "persist.txt" } })).body.result.content).toBe("still here");
-    expect(await ledgerSum(deps, acct.account_id)).toBe((await deps.db.account.findUniqueOrThrow({ where: { id: acct.account_id } })).balanceCredits);
+    expect(
+      (await api("POST", `/v1/machines/${id}/files/read`, { parameters: { path: "persist.txt" } })).body.result.content,
+    ).toBe("still here");
+    expect(await ledgerSum(deps, acct.account_id)).toBe(
+      (await deps.db.account.findUniqueOrThrow({ where: { id: acct.account_id } })).balanceCredits,
+    );
   }, 60_000);
 
   it("a service restart re-adopts running machines and restarts a desktop whose X server died meanwhile", async () => {
@@ -310,7 +390,12 @@ describe.skipIf(!enabled)("managed machines on real desktops (live key)", () => 
     expect(xvfb).toBeDefined();
     signalPid(xvfb!.pid, "SIGKILL");
     s = await startTestServer(env, db);
-    const shot = await waitFor(() => api("GET", `/v1/machines/${id}/screenshot`), (x) => x.status === 200, 60_000, "screenshot after restart");
+    const shot = await waitFor(
+      () => api("GET", `/v1/machines/${id}/screenshot`),
+      (x) => x.status === 200,
+      60_000,
+      "screenshot after restart",
+    );
     expect(shot.body).toMatchObject({ machine_id: id, width: 1280, height: 720 });
     expect((await api("GET", `/v1/machines/${id}`)).body.status).toBe("running");
   }, 120_000);
@@ -319,12 +404,21 @@ describe.skipIf(!enabled)("managed machines on real desktops (live key)", () => 
     const r = await api("PATCH", `/v1/machines/${id}`, { ttl_minutes: 5 });
     expect(r.body.ttl_minutes).toBe(5);
     const { uid, user } = await handleOf(id);
-    const m = await waitFor(() => api("GET", `/v1/machines/${id}`), (x) => x.body.status === "terminated", 30_000, "TTL expiry");
+    const m = await waitFor(
+      () => api("GET", `/v1/machines/${id}`),
+      (x) => x.body.status === "terminated",
+      30_000,
+      "TTL expiry",
+    );
     expect(m.body.status_reason).toBe("ttl_expired");
     expect(await processesOfUid(uid)).toHaveLength(0);
     expect(userExists(user)).toBe(false);
     expect(existsSync(path.join(root, user))).toBe(false);
-    envelope(await api("POST", `/v1/machines/${id}/actions`, { command: "screenshot", parameters: {} }), 409, "INVALID_STATE");
+    envelope(
+      await api("POST", `/v1/machines/${id}/actions`, { command: "screenshot", parameters: {} }),
+      409,
+      "INVALID_STATE",
+    );
   }, 60_000);
 });
 

@@ -39,8 +39,8 @@ export const COMMAND_CAPABILITY: Record<string, Capability> = {
 export const OUTSTANDING = ["queued", "delivered"] as const;
 export const TERMINAL_COMMAND_STATUSES = ["succeeded", "failed", "rejected", "cancelled", "expired"] as const;
 
-/** Extra time the driver gets beyond the command's own timeout (transport, long-poll latency). */
-export const DELIVERY_SLACK_MS = 15_000;
+/** Extra time the driver gets beyond the command's own timeout (transport, long-poll latency): as much again, at most 5 s. */
+export const deliverySlackMs = (timeoutMs: number): number => Math.min(timeoutMs, 5000);
 
 export interface DispatchOptions {
   timeoutMs?: number;
@@ -69,7 +69,7 @@ export async function dispatchExternal(
   }
   const timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const now = deps.clock.now();
-  const deadline = new Date(now.getTime() + timeoutMs + DELIVERY_SLACK_MS);
+  const deadline = new Date(now.getTime() + timeoutMs + deliverySlackMs(timeoutMs));
   const id = newCommandId();
   await deps.db.$transaction(async (tx) => {
     const rows = await tx.$queryRaw<

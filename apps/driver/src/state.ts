@@ -1,0 +1,68 @@
+// The driver's durable state: one JSON file (mode 0600) written atomically (temp file, fsync, rename).
+// It holds the device token, the command cursor, the observation sequence and the results of the most
+// recent commands (so a redelivered command is answered from here instead of being run twice).
+import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, writeSync } from "node:fs";
+import path from "node:path";
+
+export interface StoredResult {
+  status: "succeeded" | "failed" | "rejected";
+  result: Record<string, unknown>;
+  error: { code: string; message: string } | null;
+  duration_ms: number;
+  fencing_token: number;
+  precondition_frame_id: string | null;
+}
+
+export interface DriverState {
+  api_url: string;
+  /** the enrollment's Idempotency-Key, saved before the request so a retry gets the same token back */
+  enrollment_key: string;
+  machine_id: string | null;
+  device_token: string | null;
+  capabilities: string[];
+  screen: { width: number; height: number } | null;
+  /** next_cursor of the last fully processed poll */
+  cursor: string;
+  /** last observation sequence the service accepted */
+  last_sequence: number;
+  last_frame_id: string | null;
+  /** command id -> its result (the newest MAX_RESULTS), for deduplication */
+  results: Record<string, StoredResult>;
+  /** ids in the order their results were stored */
+  result_order: string[];
+}
+
+export const MAX_RESULTS = 500;
+
+export function loadState(file: string): DriverState | null {
+  if (!existsSync(file)) return null;
+  return JSON.parse(readFileSync(file, "utf8")) as DriverState;
+}
+
+export function saveState(file: string, state: DriverState): void {
+  mkdirSync(path.dirname(path.resolve(file)), { recursive: true, mode: 0o700 });
+  const tmp = `${file}.${process.pid}.tmp`;
+  const fd = openSync(tmp, "w", 0o600);
+  try {
+    writeSync(fd, JSON.stringify(state, null, 2));
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+  renameSync(tmp, file);
+  const dir = openSync(path.dirname(path.resolve(file)), "r");
+  try {
+    fsyncSync(dir);
+  } finally {
+    closeSync(dir);
+  }
+}
+
+export function rememberResult(state: DriverState, id: string, r: StoredResult): void {
+  if (!state.results[id]) state.result_order.push(id);
+  state.results[id] = r;
+  while (state.result_order.length > MAX_RESULTS) {
+    const old = state.result_order.shift()!;
+    delete state.results[old];
+  }
+}
