@@ -157,11 +157,20 @@ export class ChromiumBrowser {
   private conn: CdpConnection | null = null;
   private readonly sessions = new Map<string, string>();
   private activeTarget: string | null = null;
+  private connecting: Promise<CdpConnection> | null = null;
 
   constructor(private readonly host: BrowserHost) {}
 
-  private async connection(): Promise<CdpConnection> {
-    if (this.conn && !this.conn.closed) return this.conn;
+  private connection(): Promise<CdpConnection> {
+    if (this.conn && !this.conn.closed) return Promise.resolve(this.conn);
+    // one connection attempt at a time; concurrent ops share it
+    this.connecting ??= this.connect().finally(() => {
+      this.connecting = null;
+    });
+    return this.connecting;
+  }
+
+  private async connect(): Promise<CdpConnection> {
     await this.host.ensureRunning();
     this.sessions.clear();
     const conn = await CdpConnection.connectToPort(this.host.devtoolsPort());

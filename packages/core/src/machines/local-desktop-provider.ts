@@ -179,6 +179,8 @@ interface Runtime {
   input: Mutex;
   terminals: TerminalSessions;
   xdo: XdotoolSession;
+  /** serialises Chromium start-ups (two ops at once would start two browsers on one profile) */
+  browserStart: Mutex;
   browser: ChromiumBrowser;
   fs: LocalHomeFs;
 }
@@ -288,13 +290,14 @@ export class LocalDesktopProvider implements MachineProvider {
         input: new Mutex(),
         terminals: new TerminalSessions(user, () => this.envFor(created)),
         xdo: new XdotoolSession(user, () => this.envFor(created)),
+        browserStart: new Mutex(),
         browser: new ChromiumBrowser({
           devtoolsPort: () => {
             if (created.handle.devtools_port === null)
               throw new MachineOpError("BROWSER_UNAVAILABLE", "The machine has no desktop running.");
             return created.handle.devtools_port;
           },
-          ensureRunning: () => this.ensureChromium(created),
+          ensureRunning: () => created.browserStart.run(() => this.ensureChromium(created)),
           stopBrowser: () => this.stopChromium(created),
         }),
         fs: new LocalHomeFs(user),
@@ -569,6 +572,9 @@ export class LocalDesktopProvider implements MachineProvider {
 
   private async startInner(rt: Runtime): Promise<LocalDesktopHandle> {
     const h = rt.handle;
+    // a stopped machine has no processes; leftovers (a provision interrupted by a crash) would
+    // otherwise run a second desktop for the same user
+    if ((await processesOfUid(rt.user.uid)).length > 0) await reapUid(rt.user.uid, 2000);
     if (!h.desktop_enabled) return this.touch(rt, { status: "running", processes: [] });
     let display: number | null = null;
     try {
@@ -589,7 +595,7 @@ export class LocalDesktopProvider implements MachineProvider {
         websocket_port: this.opts.websocketPortBase + display,
       });
       await this.startOpenbox(rt);
-      await this.ensureChromium(rt);
+      await rt.browserStart.run(() => this.ensureChromium(rt));
       const processes = await this.recordProcesses(rt);
       return this.touch(rt, { status: "running", processes });
     } catch (e) {
@@ -882,7 +888,7 @@ export class LocalDesktopProvider implements MachineProvider {
       repaired.push("openbox");
     }
     try {
-      if (await this.ensureChromium(rt)) repaired.push("chromium");
+      if (await rt.browserStart.run(() => this.ensureChromium(rt))) repaired.push("chromium");
     } catch {
       repaired.push("chromium (failed)");
     }

@@ -263,12 +263,22 @@ describe.skipIf(!enabled)("local desktop provider (real Xvfb desktop)", () => {
     expect((await rejection(provider.browser(handle, "frobnicate", {}))).code).toBe("UNKNOWN_BROWSER_OP");
   });
 
-  it("browser close and reopen", async () => {
+  it("browser close and reopen; concurrent ops after a close start one browser", async () => {
     expect((await provider.browser(handle, "close", {})).result).toEqual({ closed: true });
     const procs = await provider.processes(handle);
     expect(procs.some((p) => p.role === "chromium")).toBe(false);
     const open = await provider.browser(handle, "open", { url: `${base}/again` });
     expect(open.result).toMatchObject({ started: true, title: "Desktop test page" });
+
+    await provider.browser(handle, "close", {});
+    const all = await Promise.all([
+      provider.browser(handle, "state", {}),
+      provider.browser(handle, "info", {}),
+      provider.browser(handle, "list-tabs", {}),
+    ]);
+    expect(all.map((r) => r.success)).toEqual([true, true, true]);
+    expect((await provider.processes(handle)).filter((p) => p.role === "chromium")).toHaveLength(1);
+    expect((await provider.browser(handle, "navigate", { url: `${base}/again` })).success).toBe(true);
   });
 
   it("terminal: runs as the machine user, sessions keep cwd and env, timeout, 5000-character cap", async () => {
