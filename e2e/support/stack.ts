@@ -71,6 +71,8 @@ function start(name: string, cmd: string, args: string[], opts: { cwd: string; e
 await prepareTemplate();
 const db = await createTestDatabase();
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "cua-e2e-"));
+// machine homes live under DATA_DIR/machines and belong to per-machine users: they must be able to traverse it
+fs.chmodSync(dataDir, 0o711);
 let stopping = false;
 const stop = async (code: number) => {
   if (stopping) return;

@@ -12,6 +12,7 @@ import { useTRPC } from "../../lib/trpc.ts";
 
 const NAV = [
   { href: "/", label: "Overview" },
+  { href: "/machines", label: "Machines" },
   { href: "/wallet", label: "Wallet" },
   { href: "/keys", label: "API keys" },
   { href: "/provider-keys", label: "Provider keys" },

@@ -14,3 +14,9 @@ export function operatorPrincipal(op: Operator, mode: KeyMode): Principal {
     keyKind: "console",
   };
 }
+
+/** The principal for a machine id: its form says its mode (a UUID is live, mch_test_<hex> is test). A malformed
+ * id gets the live principal, and the machine use case answers 400 INVALID_MACHINE_ID. */
+export function operatorPrincipalFor(op: Operator, machineId: string): Principal {
+  return operatorPrincipal(op, /^mch_test_/.test(machineId) ? "test" : "live");
+}

@@ -2,6 +2,7 @@
 import { router } from "../../trpc/init.ts";
 import { consoleAuthRouter } from "./auth.ts";
 import { consoleKeysRouter } from "./keys.ts";
+import { consoleMachinesRouter } from "./machines.ts";
 import { consoleProviderKeysRouter } from "./provider-keys.ts";
 import { consoleUsageRouter } from "./usage.ts";
 import { consoleWalletRouter } from "./wallet.ts";
@@ -12,4 +13,5 @@ export const consoleRouter = router({
   usage: consoleUsageRouter,
   keys: consoleKeysRouter,
   providerKeys: consoleProviderKeysRouter,
+  machines: consoleMachinesRouter,
 });
