@@ -35,6 +35,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { z } from "zod";
 import type { AppDeps } from "../app-deps.ts";
 import type { Env } from "../env.ts";
+import { DISPATCH_ERRORS, RUNNING_ERRORS } from "../routers/machines.types.ts";
 import { baseUrlOf, createContextFactory } from "../trpc/context.ts";
 import { appRouter } from "../trpc/router.ts";
 import { PLAIN_ROUTES } from "./plain-routes.ts";
@@ -255,14 +256,7 @@ PLAIN_ROUTES.push(
           },
         },
       },
-      extraErrors: [
-        "INVALID_MACHINE_ID",
-        "NOT_FOUND",
-        "INVALID_STATE",
-        "SCREENSHOT_FAILED",
-        "MACHINE_BUSY",
-        "UPSTREAM_TIMEOUT",
-      ],
+      extraErrors: [...RUNNING_ERRORS, "SCREENSHOT_FAILED", ...DISPATCH_ERRORS],
     },
   },
   {

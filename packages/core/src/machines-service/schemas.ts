@@ -15,6 +15,8 @@ const Metadata = z
 export const TtlMinutes = z
   .number()
   .int()
+  .min(0)
+  .max(10_080)
   .refine((v) => v === 0 || (v >= 5 && v <= 10_080), { message: "must be 0 (clears) or 5 to 10080" })
   .describe("auto-destroy after this many minutes: 5 to 10080; 0 clears the TTL");
 
