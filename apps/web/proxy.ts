@@ -11,4 +11,6 @@ export function proxy(req: NextRequest) {
   return NextResponse.redirect(url);
 }
 
-export const config = { matcher: ["/", "/wallet/:path*", "/keys/:path*", "/provider-keys/:path*", "/machines/:path*"] };
+export const config = {
+  matcher: ["/", "/wallet/:path*", "/keys/:path*", "/provider-keys/:path*", "/machines/:path*", "/runs/:path*"],
+};

@@ -13,6 +13,7 @@ import { useTRPC } from "../../lib/trpc.ts";
 const NAV = [
   { href: "/", label: "Overview" },
   { href: "/machines", label: "Machines" },
+  { href: "/runs", label: "Runs" },
   { href: "/wallet", label: "Wallet" },
   { href: "/keys", label: "API keys" },
   { href: "/provider-keys", label: "Provider keys" },

@@ -20,3 +20,8 @@ export function operatorPrincipal(op: Operator, mode: KeyMode): Principal {
 export function operatorPrincipalFor(op: Operator, machineId: string): Principal {
   return operatorPrincipal(op, /^mch_test_/.test(machineId) ? "test" : "live");
 }
+
+/** The principal for a run id: run_test_<hex> runs are test mode, every other id live. */
+export function operatorPrincipalForRun(op: Operator, runId: string): Principal {
+  return operatorPrincipal(op, /^run_test_/.test(runId) ? "test" : "live");
+}

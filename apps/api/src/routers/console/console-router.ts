@@ -4,6 +4,7 @@ import { consoleAuthRouter } from "./auth.ts";
 import { consoleKeysRouter } from "./keys.ts";
 import { consoleMachinesRouter } from "./machines.ts";
 import { consoleProviderKeysRouter } from "./provider-keys.ts";
+import { consoleRunsRouter } from "./runs.ts";
 import { consoleUsageRouter } from "./usage.ts";
 import { consoleWalletRouter } from "./wallet.ts";
 
@@ -14,4 +15,5 @@ export const consoleRouter = router({
   keys: consoleKeysRouter,
   providerKeys: consoleProviderKeysRouter,
   machines: consoleMachinesRouter,
+  runs: consoleRunsRouter,
 });

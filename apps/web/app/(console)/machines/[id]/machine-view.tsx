@@ -10,12 +10,12 @@ import { Spinner } from "@cua/ui/spinner";
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import Link from "next/link";
 import { useEffect, useState } from "react";
+import { LiveScreen } from "../../../../components/live-screen.tsx";
 import { MachineStatus } from "../../../../components/machine-status.tsx";
 import { errorInfo, friendlyMessage } from "../../../../lib/errors.ts";
 import { dateTime } from "../../../../lib/format.ts";
 import { useTRPC } from "../../../../lib/trpc.ts";
 import { ActionForm, TerminalForm } from "./command-forms.tsx";
-import { LiveScreen } from "./live-screen.tsx";
 
 function ProvisioningProgress({ since }: { since: string }) {
   const [now, setNow] = useState(() => Date.now());
@@ -224,6 +224,14 @@ export function MachineView({ id }: { id: string }) {
               </Card>
             </div>
             <div className="space-y-6">
+              <p>
+                <Link
+                  className="font-medium text-indigo-700 underline dark:text-indigo-300"
+                  href={`/runs?machine=${encodeURIComponent(id)}`}
+                >
+                  Start a run on this machine
+                </Link>
+              </p>
               <Card title="Send an action">
                 <ActionForm id={id} />
               </Card>

@@ -4,8 +4,8 @@ import { ErrorBox } from "@cua/ui/error-box";
 import { Spinner } from "@cua/ui/spinner";
 import { keepPreviousData, useMutation, useQuery } from "@tanstack/react-query";
 import { type MouseEvent, useState } from "react";
-import { friendlyMessage } from "../../../../lib/errors.ts";
-import { useTRPC } from "../../../../lib/trpc.ts";
+import { friendlyMessage } from "../lib/errors.ts";
+import { useTRPC } from "../lib/trpc.ts";
 
 /** The machine's screen, captured again every second while shown; a click on it clicks the machine there. */
 export function LiveScreen({ id, name, onActed }: { id: string; name: string; onActed?: () => void }) {
