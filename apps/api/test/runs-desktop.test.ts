@@ -1,0 +1,137 @@
+// A live run on a real managed desktop (issue 5 "Done when"): a machine provisioned through the machines
+// API (Xvfb + openbox + Chromium as an unprivileged user), a local form page opened in its browser, and a
+// run whose managed engine is the built-in local engine (OCR grounding + instruction interpreter). The
+// agent fills and submits the form; the page's server receives the submission. Billed 5 credits per step.
+// Needs root and the desktop packages (scripts/install-desktop-deps.sh); skipped otherwise.
+import { existsSync } from "node:fs";
+import { mkdtemp, rm } from "node:fs/promises";
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import os from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { call, startTestServer, type TestServer } from "./helpers.ts";
+import { readSse, waitFor, waitRun } from "./runs-helpers.ts";
+
+const enabled =
+  ["/usr/bin/Xvfb", "/usr/bin/xdotool", "/usr/bin/scrot", "/usr/bin/openbox", "/usr/bin/chromium"].every((p) =>
+    existsSync(p),
+  ) &&
+  process.getuid?.() === 0 &&
+  process.env.SKIP_DESKTOP_TESTS !== "1";
+
+const FORM = `<!doctype html><html><head><title>Sign up</title></head>
+<body style="margin:0;font:22px sans-serif;background:#fff;color:#111">
+<form method="post" action="/submit" style="position:absolute;left:80px;top:60px">
+  <h1 style="font-size:30px">Sign up</h1>
+  <div style="margin:18px 0"><label for="name" style="display:inline-block;width:120px">Name</label>
+    <input id="name" name="name" style="font-size:22px;width:360px;height:40px;border:2px solid #333"></div>
+  <div style="margin:18px 0"><label for="email" style="display:inline-block;width:120px">Email</label>
+    <input id="email" name="email" style="font-size:22px;width:360px;height:40px;border:2px solid #333"></div>
+  <button type="submit" style="font-size:22px;padding:10px 28px;background:#1a5fd0;color:#fff;border:0">Submit</button>
+</form></body></html>`;
+
+let s: TestServer;
+let root: string;
+let page: http.Server;
+let base: string;
+const submissions: URLSearchParams[] = [];
+
+describe.skipIf(!enabled)("a live run on a real managed desktop with the local engine", () => {
+  beforeAll(async () => {
+    root = await mkdtemp(path.join(os.tmpdir(), "cua-runs-desktop-"));
+    page = http.createServer((req, res) => {
+      if (req.method === "POST" && req.url === "/submit") {
+        let body = "";
+        req.on("data", (d) => (body += d));
+        req.on("end", () => {
+          const form = new URLSearchParams(body);
+          submissions.push(form);
+          res.writeHead(200, { "content-type": "text/html" });
+          res.end(`<!doctype html><html><body style="font:28px sans-serif;margin:80px">
+            <h1>Thank you</h1><p>Registered ${form.get("name")?.replace(/[<>&]/g, "")}</p></body></html>`);
+        });
+        return;
+      }
+      res.writeHead(200, { "content-type": "text/html" });
+      res.end(FORM);
+    });
+    await new Promise<void>((r) => page.listen(0, "127.0.0.1", r));
+    base = `http://127.0.0.1:${(page.address() as AddressInfo).port}`;
+    const lo = 520 + (process.pid % 200);
+    s = await startTestServer({
+      MACHINES_ROOT: root,
+      MACHINE_DISPLAY_RANGE: `${lo}-${lo + 150}`,
+      MACHINE_METER_INTERVAL_MS: "3600000",
+      TEST_LOG_LEVEL: "warn",
+    });
+  }, 60_000);
+
+  afterAll(async () => {
+    await s?.stop();
+    page?.close();
+    if (root) await rm(root, { recursive: true, force: true });
+  }, 60_000);
+
+  it("fills and submits a local form: the page receives the submission, the run succeeds and is billed per step", async () => {
+    const acct = await s.account({ credits: 1000 });
+    const api = (method: string, p: string, body?: unknown) => call(s.url, method, p, { key: acct.live_key, body });
+    const prov = await api("POST", "/v1/machines", {
+      display_name: "runs-desktop",
+      screen_width: 1280,
+      screen_height: 720,
+    });
+    expect(prov.status).toBe(202);
+    const id = prov.body.machine.id as string;
+    try {
+      await waitFor(
+        "the desktop",
+        () => api("GET", `/v1/machines/${id}`),
+        (r) => r.body.status === "running",
+        60_000,
+      );
+      const nav = await api("POST", `/v1/machines/${id}/browser/navigate`, { parameters: { url: `${base}/form` } });
+      expect(nav.body).toMatchObject({ success: true });
+      const before = (await s.app.deps.db.account.findUniqueOrThrow({ where: { id: acct.account_id } })).balanceCredits;
+
+      const task =
+        "type 'Ada Lovelace' into the Name field, then type 'ada@example.com' into the Email field, then click Submit, then done when 'Thank you' appears";
+      const r = await api("POST", "/v1/runs", { machine_id: id, task, max_steps: 20 });
+      expect(r.status).toBe(201);
+      expect(r.body.llm).toMatchObject({ provider: "managed", model: "svc-cua-local", billed_to: "platform" });
+      const done = await waitRun(
+        s,
+        acct.live_key,
+        r.body.id,
+        ["succeeded", "failed", "awaiting_human", "timed_out"],
+        180_000,
+      );
+      if (done.status !== "succeeded") {
+        const steps = await s.app.deps.db.runStep.findMany({ where: { runId: r.body.id }, orderBy: { step: "asc" } });
+        throw new Error(
+          `run ${done.status}: ${JSON.stringify(done.error)} steps: ${JSON.stringify(steps.map((x) => [x.step, x.phase, x.actions, x.reasoning, x.results]))}`,
+        );
+      }
+      expect(submissions).toHaveLength(1);
+      expect(submissions[0]!.get("name")).toBe("Ada Lovelace");
+      expect(submissions[0]!.get("email")).toBe("ada@example.com");
+      // click Name, type, click Email, type, click Submit, done
+      expect(done.step_count).toBe(6);
+      expect(done.usage.credits_charged).toBe(5 * done.step_count);
+      const after = (await s.app.deps.db.account.findUniqueOrThrow({ where: { id: acct.account_id } })).balanceCredits;
+      expect(before - after).toBe(5 * done.step_count);
+      const frames = (await readSse(`${s.url}/v1/runs/${r.body.id}/events`, acct.live_key)).frames;
+      expect(frames.filter((f) => f.event === "step").map((f) => f.data.action.action_type)).toEqual([
+        "click",
+        "type_text",
+        "click",
+        "type_text",
+        "click",
+        "done",
+      ]);
+      expect(frames.at(-1)).toMatchObject({ event: "terminal", data: { status: "succeeded" } });
+    } finally {
+      await api("DELETE", `/v1/machines/${id}`);
+    }
+  }, 300_000);
+});
