@@ -1,8 +1,9 @@
 // npm run bench [-- <name> ...]   (names: api; others as later issues add them)
 import { benchApi } from "./api.ts";
+import { benchMachines } from "./machines-api.ts";
 import { benchPredict } from "./predict.ts";
 
-const suites: Record<string, () => Promise<void>> = { api: benchApi, predict: benchPredict };
+const suites: Record<string, () => Promise<void>> = { api: benchApi, predict: benchPredict, machines: benchMachines };
 const wanted = process.argv.slice(2).filter((a) => !a.startsWith("-"));
 for (const name of wanted.length ? wanted : Object.keys(suites)) {
   const s = suites[name];

@@ -48,7 +48,12 @@ let machineId: string;
 const devtoolsPort = 19_000 + (process.pid % 1000);
 
 function driverEnv(): NodeJS.ProcessEnv {
-  return { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home, DISPLAY: display, CUA_API_KEY: acct.live_key };
+  return {
+    PATH: process.env.PATH ?? "/usr/bin:/bin",
+    HOME: home,
+    DISPLAY: display,
+    CUA_API_KEY: acct.live_key,
+  } as unknown as NodeJS.ProcessEnv;
 }
 
 function startDriver(): ChildProcess {
@@ -114,7 +119,7 @@ describe.skipIf(!enabled)("the driver on an Xvfb display, enrolled as an externa
     xvfb = spawn("Xvfb", [display, "-screen", "0", "1280x720x24", "-nolisten", "tcp", "-noreset"], { stdio: "ignore" });
     await until(async () => existsSync(`/tmp/.X11-unix/X${n}`), Boolean, 10_000, "Xvfb");
     openbox = spawn("openbox", ["--sm-disable"], {
-      env: { PATH: "/usr/bin:/bin", DISPLAY: display, HOME: tmp },
+      env: { PATH: "/usr/bin:/bin", DISPLAY: display, HOME: tmp } as unknown as NodeJS.ProcessEnv,
       stdio: "ignore",
     });
     page = http.createServer((_req, res) => {

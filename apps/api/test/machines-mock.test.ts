@@ -597,3 +597,30 @@ describe("lifecycle and states", () => {
       );
   });
 });
+
+describe("machine-access port (used by runs, workflows and schedules)", () => {
+  it("resolves the caller's running machine; 400 / 404 / 409 otherwise", async () => {
+    const { getRunnableMachine } = await import("@cua/core/machines-service/machine-access");
+    const deps = s.app.deps;
+    const me = { accountId: acct.account_id, mode: "test" as const };
+    const m = await getRunnableMachine(deps, me, id);
+    expect(m).toMatchObject({ id, kind: "managed", status: "running", screen: { width: 1280, height: 720 } });
+    const shot = await m.screenshot();
+    expect(shot.png.subarray(0, 4)).toEqual(PNG_SIG);
+    expect(await m.execute("click", { x: 3, y: 4 })).toMatchObject({ command: "click", success: true });
+    await expect(m.execute("nope", {})).rejects.toMatchObject({ code: "VALIDATION_ERROR" });
+    await expect(getRunnableMachine(deps, { accountId: other.account_id, mode: "test" }, id)).rejects.toMatchObject({
+      code: "NOT_FOUND",
+    });
+    await expect(getRunnableMachine(deps, { accountId: acct.account_id, mode: "live" }, id)).rejects.toMatchObject({
+      code: "NOT_FOUND",
+    });
+    await expect(getRunnableMachine(deps, me, "bogus")).rejects.toMatchObject({ code: "INVALID_MACHINE_ID" });
+    await call(s.url, "POST", `/v1/machines/${id}/stop`, { key: acct.test_key });
+    await expect(getRunnableMachine(deps, me, id)).rejects.toMatchObject({
+      code: "INVALID_STATE",
+      extras: { current_state: "stopped", allowed_from: ["running"] },
+    });
+    await call(s.url, "POST", `/v1/machines/${id}/start`, { key: acct.test_key });
+  });
+});

@@ -72,25 +72,34 @@ const DRIVER_LIMITS = {
   account: [1200, 48_000],
 } as const;
 
-async function limit(deps: AppDeps, bucket: string, [perMinute, perHour]: readonly [number, number]): Promise<void> {
+/** Counts one request in each bucket (minute and hour windows), all in parallel; 429 if any is over. */
+async function limit(deps: AppDeps, buckets: [string, readonly [number, number]][]): Promise<void> {
   const scale = deps.env.RATE_LIMIT_SCALE;
   const now = Date.now();
-  for (const [windowMs, max] of [
-    [MINUTE, perMinute],
-    [HOUR, perHour],
-  ] as const) {
-    const start = now - (now % windowMs);
-    const count = await deps.limiter.store.hit(`drv:${bucket}:${windowMs}`, start, windowMs);
-    const cap = Math.max(1, Math.floor(max * scale));
-    if (count > cap) {
-      throw new CoreError(
-        "RATE_LIMIT_EXCEEDED",
-        `At most ${cap} requests per ${windowMs === MINUTE ? "minute" : "hour"} here.`,
-        {
-          retry_after: Math.max(1, Math.ceil((start + windowMs - now) / 1000)),
-        },
-      );
-    }
+  const checks = buckets.flatMap(([bucket, [perMinute, perHour]]) =>
+    (
+      [
+        [MINUTE, perMinute],
+        [HOUR, perHour],
+      ] as const
+    ).map(async ([windowMs, max]) => {
+      const start = now - (now % windowMs);
+      const count = await deps.limiter.store.hit(`drv:${bucket}:${windowMs}`, start, windowMs);
+      return {
+        over: count > Math.max(1, Math.floor(max * scale)),
+        windowMs,
+        start,
+        cap: Math.max(1, Math.floor(max * scale)),
+      };
+    }),
+  );
+  const over = (await Promise.all(checks)).filter((c) => c.over).sort((a, b) => b.windowMs - a.windowMs)[0];
+  if (over) {
+    throw new CoreError(
+      "RATE_LIMIT_EXCEEDED",
+      `At most ${over.cap} requests per ${over.windowMs === MINUTE ? "minute" : "hour"} here.`,
+      { retry_after: Math.max(1, Math.ceil((over.start + over.windowMs - now) / 1000)) },
+    );
   }
 }
 
@@ -136,15 +145,28 @@ type DriverHandler = (
 function driverRoute(deps: AppDeps, handler: DriverHandler, opts: { observations?: boolean; status?: number } = {}) {
   return async (req: FastifyRequest, reply: FastifyReply) => {
     try {
-      await limit(deps, `peer:${req.ip}`, DRIVER_LIMITS.peer);
-      const token = readDeviceToken(
-        typeof req.headers.authorization === "string" ? req.headers.authorization : undefined,
-      );
+      // the per-peer limit counts every request before authentication (and its 429 wins over a 401);
+      // the token lookup runs alongside it
       const { id } = req.params as { id: string };
-      const machine = await authenticateDevice(deps, token, id);
-      await limit(deps, `token:${machine.id}`, DRIVER_LIMITS.token);
-      if (opts.observations) await limit(deps, `obs:${machine.id}`, DRIVER_LIMITS.observations);
-      await limit(deps, `acct:${machine.accountId}`, DRIVER_LIMITS.account);
+      const [peer, auth] = await Promise.allSettled([
+        limit(deps, [[`peer:${req.ip}`, DRIVER_LIMITS.peer]]),
+        (async () => {
+          const token = readDeviceToken(
+            typeof req.headers.authorization === "string" ? req.headers.authorization : undefined,
+          );
+          return authenticateDevice(deps, token, id);
+        })(),
+      ]);
+      if (peer.status === "rejected") throw peer.reason;
+      if (auth.status === "rejected") throw auth.reason;
+      const machine = auth.value;
+      await limit(deps, [
+        [`token:${machine.id}`, DRIVER_LIMITS.token],
+        [`acct:${machine.accountId}`, DRIVER_LIMITS.account],
+        ...(opts.observations
+          ? [[`obs:${machine.id}`, DRIVER_LIMITS.observations] as [string, readonly [number, number]]]
+          : []),
+      ]);
       const body = await handler(deps, req, reply, machine);
       return reply
         .code(opts.status ?? 200)

@@ -65,6 +65,7 @@ export async function pollCommands(deps: MachinesDeps, machine: Machine, q: Poll
     await deps.db.machine.update({ where: { id: machine.id }, data: { lastHeartbeatAt: seen } }).catch(() => {});
   }
   for (;;) {
+    const wake = deps.machines.signals.arm(machine.id, "commands");
     const now = deps.clock.now();
     await deps.db.machineCommand.updateMany({
       where: { machineId: machine.id, status: { in: [...OUTSTANDING] }, deadline: { lt: now } },
@@ -77,6 +78,7 @@ export async function pollCommands(deps: MachinesDeps, machine: Machine, q: Poll
     });
     const remaining = until - Date.now();
     if (rows.length > 0 || remaining <= 0 || signal?.aborted || deps.machines.isClosed) {
+      wake.cancel();
       if (rows.length > 0) {
         await deps.db.machineCommand.updateMany({
           where: { id: { in: rows.map((r) => r.id) }, status: { in: [...OUTSTANDING] } },
@@ -104,7 +106,7 @@ export async function pollCommands(deps: MachinesDeps, machine: Machine, q: Poll
         fencing_token: fresh.fencingToken,
       };
     }
-    await deps.machines.signals.wait(machine.id, "commands", Math.min(remaining, deps.machines.pollIntervalMs), signal);
+    await wake.wait(Math.min(remaining, deps.machines.pollIntervalMs), signal);
   }
 }
 

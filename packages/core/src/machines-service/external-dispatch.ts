@@ -126,10 +126,15 @@ async function waitForCommand(
   deadline: Date,
 ): Promise<MachineCommand> {
   for (;;) {
+    const wake = deps.machines.signals.arm(machineId, "results");
     const c = await deps.db.machineCommand.findUniqueOrThrow({ where: { id } });
-    if ((TERMINAL_COMMAND_STATUSES as readonly string[]).includes(c.status)) return c;
+    if ((TERMINAL_COMMAND_STATUSES as readonly string[]).includes(c.status)) {
+      wake.cancel();
+      return c;
+    }
     const remaining = deadline.getTime() - deps.clock.now().getTime();
     if (remaining <= 0) {
+      wake.cancel();
       const expired = await deps.db.machineCommand.updateMany({
         where: { id, status: { in: [...OUTSTANDING] } },
         data: { status: "expired", completedAt: deps.clock.now() },
@@ -140,7 +145,7 @@ async function waitForCommand(
       }
       continue; // a result landed at the last moment
     }
-    await deps.machines.signals.wait(machineId, "results", Math.min(remaining, deps.machines.pollIntervalMs));
+    await wake.wait(Math.min(remaining, deps.machines.pollIntervalMs));
   }
 }
 

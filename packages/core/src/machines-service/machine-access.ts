@@ -72,51 +72,60 @@ export async function getRunnableMachine(
 ): Promise<RunnableMachine> {
   const m = await loadMachine(deps, principal, machineId);
   assertMachineStatus(m, ["running"], "driving the machine");
+  return m.kind === "external" || m.provider === EXTERNAL_PROVIDER
+    ? externalRunnable(deps, m)
+    : managedRunnable(deps, m);
+}
+
+/** An external machine as a RunnableMachine: every command is one driver round trip. */
+export function externalRunnable(deps: MachinesDeps, m: Machine): RunnableMachine {
   const screen = { width: m.screenWidth, height: m.screenHeight };
-  if (m.kind === "external" || m.provider === EXTERNAL_PROVIDER) {
-    return {
-      id: m.id,
-      kind: "external",
-      status: m.status,
-      screen,
-      async screenshot() {
-        const s = await externalScreenshot(deps, m);
-        return { png: s.png, width: s.width, height: s.height };
-      },
-      async execute(command, parameters, options) {
-        const parsed = parseCommand(command, parameters);
-        checkOnScreen(parsed, screen);
-        const timeoutMs = options?.timeoutMs ?? parseTimeout(undefined);
-        if (parsed.command === "screenshot") {
-          const started = performance.now();
-          const s = await externalScreenshot(deps, m, timeoutMs);
-          return {
-            command: "screenshot",
-            success: true,
-            result: {
-              image_b64: s.png.toString("base64"),
-              mime_type: s.mime,
-              width: s.width,
-              height: s.height,
-              captured_at: s.captured_at,
-            },
-            error: null,
-            duration_ms: Math.round(performance.now() - started),
-          };
-        }
-        const o = await dispatchExternal(deps, m, parsed.command, parsed.params as Record<string, unknown>, {
-          timeoutMs,
-        });
-        return outcomeToCommand(parsed.command, o);
-      },
-    };
-  }
+  return {
+    id: m.id,
+    kind: "external",
+    status: m.status,
+    screen,
+    async screenshot() {
+      const s = await externalScreenshot(deps, m);
+      return { png: s.png, width: s.width, height: s.height };
+    },
+    async execute(command, parameters, options) {
+      const parsed = parseCommand(command, parameters);
+      checkOnScreen(parsed, screen);
+      const timeoutMs = options?.timeoutMs ?? parseTimeout(undefined);
+      if (parsed.command === "screenshot") {
+        const started = performance.now();
+        const s = await externalScreenshot(deps, m, timeoutMs);
+        return {
+          command: "screenshot",
+          success: true,
+          result: {
+            image_b64: s.png.toString("base64"),
+            mime_type: s.mime,
+            width: s.width,
+            height: s.height,
+            captured_at: s.captured_at,
+          },
+          error: null,
+          duration_ms: Math.round(performance.now() - started),
+        };
+      }
+      const o = await dispatchExternal(deps, m, parsed.command, parsed.params as Record<string, unknown>, {
+        timeoutMs,
+      });
+      return outcomeToCommand(parsed.command, o);
+    },
+  };
+}
+
+/** A managed (or mock) machine as a RunnableMachine: provider calls with the stored handle. */
+export function managedRunnable(deps: MachinesDeps, m: Machine): RunnableMachine {
   const { provider, handle } = bindManaged(deps, m);
   return {
     id: m.id,
     kind: "managed",
     status: m.status,
-    screen,
+    screen: { width: m.screenWidth, height: m.screenHeight },
     async screenshot() {
       const s = await provider.screenshot(handle);
       return { png: s.png, width: s.width, height: s.height };

@@ -25,7 +25,7 @@ import {
 import type { BatchResult, CommandResult, OpResult } from "../machines/provider.ts";
 import { dispatchExternal, outcomeToCommand, outcomeToOp } from "./external-dispatch.ts";
 import { parseMachineId } from "./ids.ts";
-import { bindManaged, getRunnableMachine } from "./machine-access.ts";
+import { bindManaged, externalRunnable, managedRunnable } from "./machine-access.ts";
 import type { MachinePrincipal } from "./record.ts";
 import { assertMachineStatus, loadMachine } from "./record.ts";
 import type { MachinesDeps } from "./runtime.ts";
@@ -60,22 +60,24 @@ export async function runAction(
   const timeoutMs = parseTimeout(body.timeout_ms);
   const m = await runningMachine(deps, principal, id);
   checkOnScreen(parsed, { width: m.screenWidth, height: m.screenHeight });
-  if (m.kind === "external" && body.precondition_frame_id != null) {
+  if (m.kind === "external") {
     if (parsed.command === "screenshot" || parsed.command === "wait") {
-      // no driver round trip needs the precondition: checked here against the newest frame
-      if (m.lastFrameId !== body.precondition_frame_id)
+      // no driver command carries the precondition here: it is checked against the newest frame now
+      if (body.precondition_frame_id != null && m.lastFrameId !== body.precondition_frame_id)
         throw new CoreError("FRAME_PRECONDITION_FAILED", "precondition_frame_id is not the machine's newest frame.");
-    } else {
-      const o = await dispatchExternal(deps, m, parsed.command, parsed.params as Record<string, unknown>, {
-        timeoutMs,
-        preconditionFrameId: body.precondition_frame_id,
-      });
-      return { machine_id: m.id, ...outcomeToCommand(parsed.command, o) };
+      return {
+        machine_id: m.id,
+        ...(await externalRunnable(deps, m).execute(parsed.command, parsed.params, { timeoutMs })),
+      };
     }
+    const o = await dispatchExternal(deps, m, parsed.command, parsed.params as Record<string, unknown>, {
+      timeoutMs,
+      preconditionFrameId: body.precondition_frame_id ?? null,
+    });
+    return { machine_id: m.id, ...outcomeToCommand(parsed.command, o) };
   }
-  const runnable = await getRunnableMachine(deps, principal, m.id);
-  const r = await runnable.execute(parsed.command, parsed.params as object, { timeoutMs });
-  return { machine_id: m.id, ...r };
+  const { provider, handle } = bindManaged(deps, m);
+  return { machine_id: m.id, ...(await provider.execute(handle, parsed.command, parsed.params, { timeoutMs })) };
 }
 
 export async function runBatchOnMachine(
@@ -90,7 +92,7 @@ export async function runBatchOnMachine(
   batch.steps.forEach((s, i) => {
     checkOnScreen(s.parsed, { width: m.screenWidth, height: m.screenHeight }, `body.steps[${i}].parameters`);
   });
-  const runnable = await getRunnableMachine(deps, principal, m.id);
+  const runnable = m.kind === "external" ? externalRunnable(deps, m) : managedRunnable(deps, m);
   const r = await runBatch(batch, (parsed, timeoutMs) =>
     runnable.execute(parsed.command, parsed.params as object, { timeoutMs }),
   );

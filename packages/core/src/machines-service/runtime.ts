@@ -21,6 +21,13 @@ export interface MachinesRuntimeOptions {
   minuteMs?: number;
 }
 
+export interface ArmedWake {
+  /** resolves on the first notification since arming, or after ms */
+  wait(ms: number, signal?: AbortSignal): Promise<void>;
+  /** drops the subscription without waiting */
+  cancel(): void;
+}
+
 /** Per-machine wake-ups: "commands" (something to deliver), "results" (a command finished). */
 export class MachineSignals {
   private readonly emitter = new EventEmitter();
@@ -30,20 +37,40 @@ export class MachineSignals {
   notify(machineId: string, kind: "commands" | "results"): void {
     this.emitter.emit(`${kind}:${machineId}`);
   }
+  /**
+   * Arms a wake-up before the caller reads the database, so a notification that lands between the
+   * read and the wait is not lost: `const w = arm(); read(); await w(ms)`. Resolves on the first
+   * notification since arming or after ms (whichever first); never rejects.
+   */
+  arm(machineId: string, kind: "commands" | "results"): ArmedWake {
+    const event = `${kind}:${machineId}`;
+    let fired = false;
+    let wake: (() => void) | null = null;
+    const onEvent = () => {
+      fired = true;
+      wake?.();
+    };
+    this.emitter.on(event, onEvent);
+    const cancel = () => this.emitter.off(event, onEvent);
+    const wait = (ms: number, signal?: AbortSignal) =>
+      new Promise<void>((resolve) => {
+        const done = () => {
+          clearTimeout(timer);
+          cancel();
+          signal?.removeEventListener("abort", done);
+          resolve();
+        };
+        const timer = setTimeout(done, Math.max(0, ms));
+        if (fired || signal?.aborted) return done();
+        wake = done;
+        signal?.addEventListener("abort", done, { once: true });
+      });
+    return { wait, cancel };
+  }
+
   /** resolves on the next notification or after ms (whichever first); never rejects */
   wait(machineId: string, kind: "commands" | "results", ms: number, signal?: AbortSignal): Promise<void> {
-    return new Promise((resolve) => {
-      const event = `${kind}:${machineId}`;
-      const done = () => {
-        clearTimeout(timer);
-        this.emitter.off(event, done);
-        signal?.removeEventListener("abort", done);
-        resolve();
-      };
-      const timer = setTimeout(done, Math.max(0, ms));
-      this.emitter.on(event, done);
-      signal?.addEventListener("abort", done, { once: true });
-    });
+    return this.arm(machineId, kind).wait(ms, signal);
   }
 }
 
