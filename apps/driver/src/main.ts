@@ -117,6 +117,7 @@ async function cmdRun(): Promise<void> {
     throw e;
   }
   await d.close();
+  process.exit(0);
 }
 
 const command = positionals[0];
