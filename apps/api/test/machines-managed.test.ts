@@ -47,6 +47,8 @@ let base: string;
 let acct: Awaited<ReturnType<TestServer["account"]>>;
 let id: string;
 let env: Record<string, string>;
+let firstDb: TestServer["db"] | null = null;
+let firstDataDir: string | null = null;
 
 const api = (method: string, p: string, body?: unknown, key = acct.live_key) => call(s.url, method, p, { key, body });
 
@@ -115,6 +117,9 @@ describe.skipIf(!enabled)("managed machines on real desktops (live key)", () => 
         await api("DELETE", `/v1/machines/${m.id}`).catch(() => {});
       }
       await s.stop();
+      // the file restarted the service on the same database: the first instance's leftovers
+      await firstDb?.drop().catch(() => {});
+      if (firstDataDir) await rm(firstDataDir, { recursive: true, force: true });
     }
     page?.close();
     if (root) await rm(root, { recursive: true, force: true });
@@ -384,6 +389,8 @@ describe.skipIf(!enabled)("managed machines on real desktops (live key)", () => 
 
   it("a service restart re-adopts running machines and restarts a desktop whose X server died meanwhile", async () => {
     const db = s.db;
+    firstDb = db;
+    firstDataDir = s.dataDir;
     await s.app.close();
     const { uid } = await handleOf2(db.url, id);
     const xvfb = (await processesOfUid(uid)).find((p) => p.cmdline[0]?.endsWith("Xvfb"));

@@ -62,8 +62,11 @@ export async function dispatchExternal(
   parameters: Record<string, unknown>,
   opts: DispatchOptions = {},
 ): Promise<DriverOutcome> {
-  const capability = COMMAND_CAPABILITY[command];
+  let capability = COMMAND_CAPABILITY[command];
   if (!capability) throw validationError("body.command", `unknown command ${JSON.stringify(command)}`);
+  // wait needs nothing of the host: any enrolled capability carries it
+  if (command === "wait" && !machine.capabilities.includes(capability))
+    capability = machine.capabilities[0] as Capability;
   if (!machine.capabilities.includes(capability)) {
     throw validationError("body.command", `the machine did not enroll the "${capability}" capability`);
   }
