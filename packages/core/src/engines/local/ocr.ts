@@ -58,6 +58,8 @@ export interface LocalOcrConfig {
   cacheSize: number;
   /** crops recognised per batch */
   recognitionBatch: number;
+  /** let idle onnxruntime threads spin (lower latency on an idle machine, wasted CPU on a busy one) */
+  spinning: boolean;
   /** horizontal scale of crops fed to the recogniser (1 = keep aspect); below 1 trades accuracy for speed */
   recognitionSqueeze: number;
 }
@@ -70,6 +72,7 @@ const DEFAULT_CONFIG: LocalOcrConfig = {
   cacheSize: 32,
   recognitionBatch: 8,
   recognitionSqueeze: 1,
+  spinning: false,
 };
 
 let config: LocalOcrConfig = { ...DEFAULT_CONFIG };
@@ -77,7 +80,7 @@ let config: LocalOcrConfig = { ...DEFAULT_CONFIG };
 /** Changes OCR settings; resets the engine and cache when the backend or threads change. */
 export function configureLocalOcr(patch: Partial<LocalOcrConfig>): void {
   const next = { ...config, ...patch };
-  if (next.backend !== config.backend || next.threads !== config.threads) {
+  if (next.backend !== config.backend || next.threads !== config.threads || next.spinning !== config.spinning) {
     backendPromise = null;
   }
   config = next;
@@ -390,7 +393,9 @@ async function paddleBackend(): Promise<OcrBackend> {
       executionMode: "sequential",
       // idle worker threads sleep instead of spinning: on a shared 2-core host spinning only steals
       // the CPU the other thread needs
-      extra: { session: { intra_op: { allow_spinning: "0" }, inter_op: { allow_spinning: "0" } } },
+      extra: config.spinning
+        ? {}
+        : { session: { intra_op: { allow_spinning: "0" }, inter_op: { allow_spinning: "0" } } },
     },
   });
   await service.initialize();
