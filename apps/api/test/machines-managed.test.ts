@@ -227,6 +227,38 @@ describe.skipIf(!enabled)("managed machines on real desktops (live key)", () => 
     expect(await domText("#out", "clicked:51")).toBe("clicked:51");
   }, 60_000);
 
+  it("serves all sixteen browser ops on the real Chromium", async () => {
+    const b = (op: string, parameters: Record<string, unknown> = {}) =>
+      api("POST", `/v1/machines/${id}/browser/${op}`, { parameters }).then((r) => {
+        expect(r.status, `${op}: ${r.text}`).toBe(200);
+        expect(r.body.success, `${op}: ${r.text}`).toBe(true);
+        return r.body.result as Record<string, any>;
+      });
+    await b("navigate", { url: `${base}/page` });
+    await b("click", { selector: "#btn" });
+    expect(await domText("#out", "clicked:1")).toBe("clicked:1");
+    await b("type", { selector: "#inp", text: "typed by op", clear: true });
+    expect(await domText("#echo", "echo:typed by op")).toBe("echo:typed by op");
+    expect((await b("info")).browser).toMatch(/Chrom/);
+    expect((await b("state")).url).toBe(`${base}/page`);
+    await b("scroll", { delta_y: 100 });
+    await b("wait", { selector: "#out", state: "visible" });
+    const shot = await b("screenshot", {});
+    expect(shot.mime_type).toBe("image/png");
+    expect((await b("clickables")).elements.length).toBeGreaterThanOrEqual(2);
+    expect((await b("dom", { selector: "#out" })).text).toBe("clicked:1");
+    await b("open-tab", { url: `${base}/second` });
+    const tabs = (await b("list-tabs")).tabs as { tab_id: string; url: string }[];
+    expect(tabs.length).toBe(2);
+    const firstTab = tabs.find((t) => t.url.endsWith("/page"))!.tab_id;
+    await b("switch-tab", { tab_id: firstTab });
+    await b("close-tab", {});
+    expect(((await b("list-tabs")).tabs as unknown[]).length).toBe(1);
+    await b("close");
+    await b("open", { url: `${base}/page` });
+    expect((await b("state")).title).toBe("Machines API page");
+  }, 90_000);
+
   it("terminal round trip: persistent session, cwd, exit code, 5000-char cap", async () => {
     const t = (body: Record<string, unknown>) => api("POST", `/v1/machines/${id}/terminal`, body);
     const who = await t({ command: "whoami && pwd" });
@@ -257,6 +289,14 @@ describe.skipIf(!enabled)("managed machines on real desktops (live key)", () => 
     expect((await f("edit", { path: "shell.txt", old_text: "more", new_text: "edited" })).body.success).toBe(true);
     expect((await f("read", { path: "shell.txt" })).body.result.content).toBe("made-by-shell\nedited\n");
     expect((await f("exists", { path: "shell.txt" })).body.result.exists).toBe(true);
+    expect((await f("write", { path: "tree/a/b.txt", content: "deep" })).body.success).toBe(true);
+    expect(JSON.stringify((await f("list-directory", { path: "tree", recursive: true })).body.result)).toContain(
+      "b.txt",
+    );
+    const nonEmpty = await f("delete-directory", { path: "tree" });
+    expect(nonEmpty.body.success).toBe(false);
+    expect((await f("delete-directory", { path: "tree", recursive: true })).body.success).toBe(true);
+    expect((await f("exists", { path: "tree" })).body.result.exists).toBe(false);
     const list = await f("list", { path: "." });
     expect(JSON.stringify(list.body.result)).toContain("shell.txt");
     expect((await f("download", { url: `${base}/dl.html`, filename: "dl.html" })).body.success).toBe(true);
@@ -385,6 +425,23 @@ describe.skipIf(!enabled)("managed machines on real desktops (live key)", () => 
     expect(await ledgerSum(deps, acct.account_id)).toBe(
       (await deps.db.account.findUniqueOrThrow({ where: { id: acct.account_id } })).balanceCredits,
     );
+  }, 60_000);
+
+  it("502 SCREENSHOT_FAILED when the X server is gone; restart brings the desktop back", async () => {
+    const { uid } = await handleOf(id);
+    const xvfb = (await processesOfUid(uid)).find((p) => p.cmdline[0]?.endsWith("Xvfb"));
+    expect(xvfb).toBeDefined();
+    signalPid(xvfb!.pid, "SIGKILL");
+    await waitFor(
+      () => processesOfUid(uid),
+      (ps) => !ps.some((p) => p.pid === xvfb!.pid),
+      5000,
+      "Xvfb gone",
+    );
+    const e = envelope(await api("GET", `/v1/machines/${id}/screenshot`), 502, "SCREENSHOT_FAILED");
+    expect(e.retryable).toBe(true);
+    expect((await api("POST", `/v1/machines/${id}/restart`)).body.status).toBe("running");
+    expect((await api("GET", `/v1/machines/${id}/screenshot`)).body).toMatchObject({ width: 1280, height: 720 });
   }, 60_000);
 
   it("a service restart re-adopts running machines and restarts a desktop whose X server died meanwhile", async () => {
