@@ -31,6 +31,10 @@ describe("parseDescription", () => {
     ["the second Edit link", { texts: ["Edit", "Edit link"], role: "link", ordinal: 2 }],
     ["the last Delete button", { texts: ["Delete", "Delete button"], role: "button", ordinal: -1 }],
     ["Menu", { texts: ["Menu"], role: "menu" }],
+    [
+      "the big blue Sign in button",
+      { texts: ["big blue Sign in", "big blue Sign in button", "Sign in"], role: "button" },
+    ],
     ["the text box below Email", { texts: [], role: "field", relation: { kind: "below", anchor: "Email" } }],
   ])("%s", (description, expected) => {
     expect(parseDescription(description)).toMatchObject(expected);

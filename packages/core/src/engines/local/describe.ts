@@ -72,6 +72,9 @@ const LEADING =
 const TRAILING =
   /(?:^|\s+)(?:that says|which says|saying|named|called|with (?:the )?text|on (?:the )?(?:page|screen|left|right|top|bottom)|at (?:the )?(?:top|bottom|left|right)(?: of (?:the )?(?:page|screen))?|in (?:the )?(?:sidebar|side bar|top bar|toolbar|tool bar|header|footer|navigation|nav|nav bar|navbar|menu|sidebar menu|dropdown|drop-down|dialog|modal|popup|form|table|list|panel|page|window|top menu|main menu|context menu)(?: menu)?)$/;
 
+const LOOKS =
+  /\b(?:blue|red|green|yellow|orange|purple|violet|pink|grey|gray|black|white|dark|light|big|bigger|large|larger|small|smaller|tiny|huge|primary|secondary|main|highlighted|bold|round|rounded|square|colou?red)\b/g;
+
 /** Strips a leading verb, leading articles and framing words, and trailing location phrases. */
 function clean(s: string): string {
   let t = s
@@ -211,6 +214,9 @@ export function parseDescription(description: string, opts: { ordinals?: boolean
     variants.push(clean(head.replace(/\s*\b(?:box|field|bar|area)\b/, " ")));
   }
   variants.push(clean(head));
+  // colour and size words describe looks the engine cannot check: also try without them
+  const plain = clean(rest.replace(LOOKS, " "));
+  if (plain && plain !== variants[0]) variants.push(plain);
   const texts = uniq(variants.map((v) => restoreCase(original, v)));
   return { texts, quoted: false, role, relation, ordinal };
 }
