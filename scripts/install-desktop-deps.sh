@@ -21,6 +21,8 @@ PACKAGES=(
   curl        # file op `download` (runs as the machine's user)
   passwd      # useradd / userdel
   procps      # ps / pkill used by cleanup checks
+  tesseract-ocr # OCR fallback of the local engine (tested)
+  fonts-dejavu-core # fonts for rendered test pages
 )
 
 missing=()
