@@ -2,8 +2,14 @@
 import { benchApi } from "./api.ts";
 import { benchMachines } from "./machines-api.ts";
 import { benchPredict } from "./predict.ts";
+import { benchRuns } from "./runs.ts";
 
-const suites: Record<string, () => Promise<void>> = { api: benchApi, predict: benchPredict, machines: benchMachines };
+const suites: Record<string, () => Promise<void>> = {
+  api: benchApi,
+  predict: benchPredict,
+  machines: benchMachines,
+  runs: benchRuns,
+};
 const wanted = process.argv.slice(2).filter((a) => !a.startsWith("-"));
 for (const name of wanted.length ? wanted : Object.keys(suites)) {
   const s = suites[name];

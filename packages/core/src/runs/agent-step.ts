@@ -40,6 +40,8 @@ const TRAJECTORY_STEPS = 19;
 const maxActionsFor = (engineId: string): number => (engineId === "local" ? 1 : 10);
 export const HUMAN_REQUESTED_REASON = "human_requested";
 
+const round = (ms: number): number => Math.round(ms * 100) / 100;
+
 const runError = (code: string, message: string, extra: Record<string, unknown> = {}): RunError => ({
   code,
   message,
@@ -281,7 +283,7 @@ async function commitStep(deps: RunsDeps, run: Run, row: RunStep, price: number)
     }
     return outcomeOf(updated);
   });
-  await settleRunReservations(deps, run.id, row.step);
+  if (price > 0) await settleRunReservations(deps, run.id, row.step);
   await applyEffects(deps, fx);
   return outcome;
 }
@@ -360,8 +362,12 @@ export async function runAgentStep(deps: RunsDeps, runId: string): Promise<StepO
     const principal = { accountId: run.accountId, mode: run.mode };
     if (row.phase === "started") {
       machine = await getRunnableMachine(deps, principal, run.machineId);
+      const t0 = performance.now();
       const shot = await machine.screenshot();
+      const screenshotMs = performance.now() - t0;
       const choice = engineFor(deps, run);
+      const traj = await trajectory(deps, runId, n);
+      const t1 = performance.now();
       const instruction = directives ? sandboxInstruction(run.task, directives, n) : run.task;
       const prediction = await predictWith(
         deps.logger,
@@ -371,10 +377,11 @@ export async function runAgentStep(deps: RunsDeps, runId: string): Promise<StepO
           instruction,
           cuaVersion: run.cuaVersion as "v5",
           maxActions: maxActionsFor(choice.engine.id),
-          trajectory: await trajectory(deps, runId, n),
+          trajectory: traj,
         },
         (run.actionPolicy ?? null) as ActionPolicy | null,
       );
+      const engineMs = performance.now() - t1;
       row = await deps.db.runStep.update({
         where: { runId_step: { runId, step: n } },
         data: {
@@ -388,6 +395,8 @@ export async function runAgentStep(deps: RunsDeps, runId: string): Promise<StepO
             ...prediction.usage,
             model: prediction.model,
             safety_checks: prediction.safety_checks ?? [],
+            // where the step's time went (docs/runs.md; bench/runs.ts subtracts these)
+            timings: { screenshot_ms: round(screenshotMs), engine_ms: round(engineMs) },
           } as object,
         },
       });
@@ -422,13 +431,20 @@ export async function runAgentStep(deps: RunsDeps, runId: string): Promise<StepO
       if (claimed.count === 1) {
         const fresh = await deps.db.run.findUnique({ where: { id: runId }, select: { status: true } });
         let results: ExecResult[] = [];
+        const t2 = performance.now();
         if (fresh?.status === "running" && actions.some((a) => toMachineCommands(a).length > 0)) {
           machine ??= await getRunnableMachine(deps, principal, run.machineId);
           results = await execute(machine, actions);
         }
+        const executeMs = performance.now() - t2;
+        const u = (row.usage ?? {}) as { timings?: Record<string, number> };
         row = await deps.db.runStep.update({
           where: { runId_step: { runId, step: n } },
-          data: { phase: "executed", results: results as object },
+          data: {
+            phase: "executed",
+            results: results as object,
+            usage: { ...u, timings: { ...(u.timings ?? {}), execute_ms: round(executeMs) } } as object,
+          },
         });
       } else {
         row = await deps.db.runStep.findUniqueOrThrow({ where: { runId_step: { runId, step: n } } });
