@@ -56,6 +56,19 @@ export function bindManaged(deps: MachinesDeps, m: Machine): { provider: Machine
   return { provider: providerFor(deps, m), handle: handleOf(m) };
 }
 
+/**
+ * Browser ops may (re)start Chromium, which changes the provider's handle (its process list): keep the
+ * stored handle current so that reconcile after a restart knows the right processes. One write, only
+ * when something changed.
+ */
+export async function syncHandle(deps: MachinesDeps, m: Machine, provider: MachineProvider): Promise<void> {
+  const current = (provider as { currentHandle?: (id: string) => MachineHandle | null }).currentHandle?.(m.id);
+  if (!current || JSON.stringify(current) === JSON.stringify(m.handle)) return;
+  await deps.db.machine
+    .updateMany({ where: { id: m.id, status: { not: "terminated" } }, data: { handle: current as object } })
+    .catch(() => {});
+}
+
 export async function externalScreenshot(deps: MachinesDeps, m: Machine, timeoutMs?: number) {
   const o = await dispatchExternal(deps, m, "screenshot", {}, { timeoutMs: timeoutMs ?? 30_000 });
   const frameId = o.result.frame_id;

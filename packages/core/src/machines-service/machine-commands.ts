@@ -25,7 +25,7 @@ import {
 import type { BatchResult, CommandResult, OpResult } from "../machines/provider.ts";
 import { dispatchExternal, outcomeToCommand, outcomeToOp } from "./external-dispatch.ts";
 import { parseMachineId } from "./ids.ts";
-import { bindManaged, externalRunnable, managedRunnable } from "./machine-access.ts";
+import { bindManaged, externalRunnable, managedRunnable, syncHandle } from "./machine-access.ts";
 import type { MachinePrincipal } from "./record.ts";
 import { assertMachineStatus, loadMachine } from "./record.ts";
 import type { MachinesDeps } from "./runtime.ts";
@@ -131,7 +131,11 @@ export async function runBrowserOp(
       return outcomeToOp(o);
     }
     const { provider, handle } = bindManaged(deps, m);
-    return provider.browser(handle, op, body.parameters, { timeoutMs });
+    try {
+      return await provider.browser(handle, op, body.parameters, { timeoutMs });
+    } finally {
+      await syncHandle(deps, m, provider);
+    }
   });
   return { machine_id: m.id, op, ...r };
 }

@@ -3,8 +3,7 @@
 // not: those fields are null). External machines: 409 INVALID_STATE, no credentials are issued.
 import { CoreError } from "../errors.ts";
 import type { ConnectionInfo } from "../machines/provider.ts";
-import { bindManaged } from "./machine-access.ts";
-import { asJson } from "./machine-ops.ts";
+import { bindManaged, syncHandle } from "./machine-access.ts";
 import type { MachinePrincipal } from "./record.ts";
 import { assertMachineStatus, loadMachine } from "./record.ts";
 import type { MachinesDeps } from "./runtime.ts";
@@ -29,7 +28,6 @@ export async function machineConnection(
   const { provider, handle } = bindManaged(deps, m);
   const info = await provider.connection(handle);
   // starting VNC on demand changes the handle's process list: keep the stored handle current
-  const current = (provider as { currentHandle?: (id: string) => unknown }).currentHandle?.(m.id);
-  if (current) await deps.db.machine.update({ where: { id: m.id }, data: { handle: asJson(current) } }).catch(() => {});
+  await syncHandle(deps, m, provider);
   return info;
 }
