@@ -4,7 +4,8 @@
 //   - an external machine on loopback: the owner's POST /actions round trip through the driver protocol
 //     (owner -> command queue -> driver long poll -> result -> owner), with the driver's own protocol
 //     client answering at once (no X work), so the figure is the protocol's cost
-//   npm run bench -- machines [--shots N] [--batches N] [--trips N]
+//   npm run bench -- machines            (defaults: 100 shots, 5 batches, 200 round trips)
+//   npx tsx bench/machines-api.ts [--shots N] [--batches N] [--trips N]
 // The managed part needs root and the packages of scripts/install-desktop-deps.sh; it is skipped otherwise.
 import { existsSync } from "node:fs";
 import { chmod, mkdtemp, rm } from "node:fs/promises";
