@@ -24,7 +24,7 @@ import { openRunSecret } from "./run-secrets.ts";
 import { parseRunDirectives, sandboxInstruction } from "./sandbox-agent.ts";
 import { digestActions, digestBytes, isStalled, STALLED_REASON } from "./stall-guard.ts";
 import { reserveStep, runStepPrice, settleRunReservations } from "./step-billing.ts";
-import { appendEvents, applyEffects, type Effects, finishInTx, newEffects, pauseInTx, withRun } from "./transitions.ts";
+import { applyEffects, type Effects, finishInTx, newEffects, pauseInTx, withRun } from "./transitions.ts";
 
 export type StepOutcome =
   | { kind: "continue"; step: number }
@@ -122,6 +122,30 @@ async function beginIteration(
   run: Run,
   n: number,
 ): Promise<{ row: RunStep } | { outcome: StepOutcome }> {
+  // fast path: one conditional update counts the iteration (the run is running and has iterations left)
+  const counted = await deps.db.$executeRaw`
+    UPDATE runs SET iteration_count = iteration_count + 1, updated_at = now()
+    WHERE id = ${run.id} AND status = 'running' AND iteration_count < max_iterations`;
+  if (counted === 1) {
+    const row = await deps.db.runStep.upsert({
+      where: { runId_step: { runId: run.id, step: n } },
+      create: { runId: run.id, step: n, phase: "started" },
+      update: {
+        phase: "started",
+        screenshotDigest: null,
+        actionsDigest: null,
+        actions: Prisma.DbNull,
+        reasoning: null,
+        engineStatus: null,
+        usage: Prisma.DbNull,
+        results: Prisma.DbNull,
+        creditsCharged: 0,
+        committedAt: null,
+      },
+    });
+    return { row };
+  }
+  // why not: the run stopped running, or it is out of iterations
   return withRun(deps, run.id, async (tx, locked, fx) => {
     if (locked?.status !== "running") return { outcome: outcomeOf(locked ?? run) };
     if (locked.iterationCount >= locked.maxIterations) {
@@ -140,24 +164,8 @@ async function beginIteration(
       );
       return { outcome: outcomeOf(after ?? locked) };
     }
-    await tx.run.update({ where: { id: run.id }, data: { iterationCount: { increment: 1 } } });
-    const row = await tx.runStep.upsert({
-      where: { runId_step: { runId: run.id, step: n } },
-      create: { runId: run.id, step: n, phase: "started" },
-      update: {
-        phase: "started",
-        screenshotDigest: null,
-        actionsDigest: null,
-        actions: Prisma.DbNull,
-        reasoning: null,
-        engineStatus: null,
-        usage: Prisma.DbNull,
-        results: Prisma.DbNull,
-        creditsCharged: 0,
-        committedAt: null,
-      },
-    });
-    return { row };
+    // iterations were left after all (a concurrent change): the next call counts it
+    return { outcome: outcomeOf(locked) };
   });
 }
 
@@ -219,47 +227,61 @@ async function execute(machine: RunnableMachine, actions: Action[]): Promise<Exe
 async function commitStep(deps: RunsDeps, run: Run, row: RunStep, price: number): Promise<StepOutcome> {
   const fx: Effects = newEffects(run.id);
   const outcome = await deps.db.$transaction(async (tx: Tx) => {
-    await tx.$queryRaw`SELECT 1 FROM runs WHERE id = ${run.id} FOR UPDATE`;
-    const locked = await tx.run.findUniqueOrThrow({ where: { id: run.id } });
-    if (locked.status !== "running" || locked.stepCount !== row.step - 1) {
+    // one conditional update: the run is still running at the previous step (a cancel or the deadline
+    // that committed first makes it match nothing), counts the step and its charge, reserves two seqs
+    const counted = await tx.$queryRaw<{ event_seq: number; credits_charged: number }[]>`
+      UPDATE runs SET step_count = ${row.step}, credits_charged = credits_charged + ${price},
+        last_step_error = NULL, event_seq = event_seq + 2, updated_at = now()
+      WHERE id = ${run.id} AND status = 'running' AND step_count = ${row.step - 1}
+      RETURNING event_seq, credits_charged`;
+    const c = counted[0];
+    if (!c) {
       // cancelled (or ended) while the step ran: the step does not count and is not billed
       await tx.runStep.update({
         where: { runId_step: { runId: run.id, step: row.step } },
         data: { phase: "discarded" },
       });
       fx.settle = true;
-      return outcomeOf(locked);
+      return outcomeOf(await tx.run.findUniqueOrThrow({ where: { id: run.id } }));
     }
     const now = deps.clock.now();
     await tx.runStep.update({
       where: { runId_step: { runId: run.id, step: row.step } },
       data: { phase: "committed", creditsCharged: price, committedAt: now },
     });
-    const updated = await tx.run.update({
-      where: { id: run.id },
-      data: { stepCount: row.step, creditsCharged: { increment: price }, lastStepError: Prisma.DbNull },
-    });
     const actions = (row.actions ?? []) as Action[];
-    await appendEvents(
-      tx,
-      run.id,
-      [
+    const seq = Number(c.event_seq);
+    await tx.runEvent.createMany({
+      data: [
         {
+          runId: run.id,
+          seq: seq - 1,
           event: "step",
-          data: { run_id: run.id, step: row.step, action: actions[0] ?? null, actions, reasoning: row.reasoning ?? "" },
+          data: {
+            run_id: run.id,
+            step: row.step,
+            action: actions[0] ?? null,
+            actions,
+            reasoning: row.reasoning ?? "",
+          } as object,
         },
         {
+          runId: run.id,
+          seq,
           event: "billing",
           data: {
             run_id: run.id,
             step: row.step,
             credits_charged: price,
-            total_credits_charged: updated.creditsCharged,
+            total_credits_charged: Number(c.credits_charged),
           },
         },
       ],
-      fx,
-    );
+    });
+    fx.notify = true;
+    const live = { status: "running", awaitingHumanReason: null, deadlineAt: run.deadlineAt, stepCount: row.step };
+    if (row.engineStatus !== "done" && row.engineStatus !== "fail") return outcomeOf(live);
+    const updated = await tx.run.findUniqueOrThrow({ where: { id: run.id } });
     if (row.engineStatus === "done") {
       const after = await finishInTx(
         tx,
@@ -289,8 +311,12 @@ async function commitStep(deps: RunsDeps, run: Run, row: RunStep, price: number)
 }
 
 export async function runAgentStep(deps: RunsDeps, runId: string): Promise<StepOutcome> {
-  const run = await deps.db.run.findUnique({ where: { id: runId } });
-  if (!run) return { kind: "terminal", status: "failed" };
+  const found = await deps.db.run.findUnique({
+    where: { id: runId },
+    include: { steps: { orderBy: { step: "desc" }, take: 1 } },
+  });
+  if (!found) return { kind: "terminal", status: "failed" };
+  const { steps: newest, ...run } = found;
   if (run.status !== "running") return outcomeOf(run);
   const now = deps.clock.now();
   if (now >= run.deadlineAt) {
@@ -306,7 +332,7 @@ export async function runAgentStep(deps: RunsDeps, runId: string): Promise<StepO
     );
   }
   const directives = run.mode === "test" ? parseRunDirectives(run.task) : null;
-  let row = await deps.db.runStep.findUnique({ where: { runId_step: { runId, step: n } } });
+  let row: RunStep | null = newest[0]?.step === n ? newest[0] : null;
   if (!row || row.phase === "paused" || row.phase === "discarded") {
     // the sandbox's #human: ask for a human before the last step, once
     if (directives?.human && n >= directives.steps && run.resumeCount === 0) {
@@ -424,15 +450,24 @@ export async function runAgentStep(deps: RunsDeps, runId: string): Promise<StepO
           : needHuman(deps, runId, `safety_check: ${safety!.message}`.slice(0, 500), safety!.message);
       }
       const actions = (row.actions ?? []) as Action[];
-      const claimed = await deps.db.runStep.updateMany({
-        where: { runId, step: n, phase: "predicted" },
-        data: { phase: "executing", execAttempts: { increment: 1 } },
-      });
-      if (claimed.count === 1) {
-        const fresh = await deps.db.run.findUnique({ where: { id: runId }, select: { status: true } });
+      // claim the execution, only while the run is still running (a cancel that committed first wins)
+      const claimed = await deps.db.$executeRaw`
+        UPDATE run_steps SET phase = 'executing', exec_attempts = exec_attempts + 1
+        WHERE run_id = ${runId} AND step = ${n} AND phase = 'predicted'
+          AND EXISTS (SELECT 1 FROM runs WHERE id = ${runId} AND status = 'running')`;
+      if (claimed === 0) {
+        const now = await deps.db.runStep.findUniqueOrThrow({ where: { runId_step: { runId, step: n } } });
+        if (now.phase === "predicted") {
+          // the run stopped: nothing is executed; the commit discards the step
+          row = await deps.db.runStep.update({
+            where: { runId_step: { runId, step: n } },
+            data: { phase: "executed", results: [] },
+          });
+        } else row = now;
+      } else {
         let results: ExecResult[] = [];
         const t2 = performance.now();
-        if (fresh?.status === "running" && actions.some((a) => toMachineCommands(a).length > 0)) {
+        if (actions.some((a) => toMachineCommands(a).length > 0)) {
           machine ??= await getRunnableMachine(deps, principal, run.machineId);
           results = await execute(machine, actions);
         }
@@ -446,8 +481,6 @@ export async function runAgentStep(deps: RunsDeps, runId: string): Promise<StepO
             usage: { ...u, timings: { ...(u.timings ?? {}), execute_ms: round(executeMs) } } as object,
           },
         });
-      } else {
-        row = await deps.db.runStep.findUniqueOrThrow({ where: { runId_step: { runId, step: n } } });
       }
     }
     if (row.phase === "executing") {
