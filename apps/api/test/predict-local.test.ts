@@ -7,7 +7,10 @@ import { call, REPO_ROOT, startTestServer, type TestServer } from "./helpers.ts"
 
 const FIX = path.join(REPO_ROOT, "packages/core/test/local-engine/fixtures");
 const login = fs.readFileSync(path.join(FIX, "login.png")).toString("base64");
-const boxes = JSON.parse(fs.readFileSync(path.join(FIX, "login.boxes.json"), "utf8")).boxes as Record<string, { x: number; y: number; width: number; height: number }>;
+const boxes = JSON.parse(fs.readFileSync(path.join(FIX, "login.boxes.json"), "utf8")).boxes as Record<
+  string,
+  { x: number; y: number; width: number; height: number }
+>;
 const inside = (p: { x: number; y: number }, b: { x: number; y: number; width: number; height: number }) =>
   p.x >= b.x && p.x <= b.x + b.width && p.y >= b.y && p.y <= b.y + b.height;
 
@@ -21,7 +24,10 @@ afterAll(() => s.stop());
 
 describe("the local engine behind /v1 (live key, no MANAGED_ENGINE)", () => {
   it("clicks inside the named button, reports the local model, and bills 5", async () => {
-    const r = await call(s.url, "POST", "/v1/predict", { key, body: { screenshot: login, instruction: "click the Sign in button" } });
+    const r = await call(s.url, "POST", "/v1/predict", {
+      key,
+      body: { screenshot: login, instruction: "click the Sign in button" },
+    });
     expect(r.status).toBe(200);
     expect(r.body.llm).toEqual({ provider: "managed", model: "svc-cua-local", billed_to: "platform" });
     expect(r.headers.get("x-credits-charged")).toBe("5");
@@ -42,14 +48,20 @@ describe("the local engine behind /v1 (live key, no MANAGED_ENGINE)", () => {
   });
 
   it("an element that is not there is a fail action, never a made-up click", async () => {
-    const r = await call(s.url, "POST", "/v1/predict", { key, body: { screenshot: login, instruction: "click the Delete account button" } });
+    const r = await call(s.url, "POST", "/v1/predict", {
+      key,
+      body: { screenshot: login, instruction: "click the Delete account button" },
+    });
     expect(r.status).toBe(200);
     expect(r.body.status).toBe("fail");
     expect(r.body.actions.map((a: { action_type: string }) => a.action_type)).toEqual(["fail"]);
   });
 
   it("ground and ocr use the same engine: the box of 'Forgot password?' and its text", async () => {
-    const g = await call(s.url, "POST", "/v1/ground", { key, body: { screenshot: login, description: "the Forgot password link" } });
+    const g = await call(s.url, "POST", "/v1/ground", {
+      key,
+      body: { screenshot: login, description: "the Forgot password link" },
+    });
     expect(g.status).toBe(200);
     expect(g.body.found).toBe(true);
     expect(inside({ x: g.body.x, y: g.body.y }, boxes.forgot!)).toBe(true);

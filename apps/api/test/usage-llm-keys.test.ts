@@ -129,7 +129,7 @@ describe("/v1/llm/keys", () => {
       ["DELETE", undefined],
     ] as const) {
       envelope(
-        await call(s.url, m, "/v1/llm/keys" + (m === "GET" ? "" : "/openai"), { key: acct.test_key, body: b }),
+        await call(s.url, m, `/v1/llm/keys${m === "GET" ? "" : "/openai"}`, { key: acct.test_key, body: b }),
         403,
         "FEATURE_NOT_AVAILABLE",
       );
