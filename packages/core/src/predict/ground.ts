@@ -8,7 +8,7 @@ import { priceGround } from "../pricing/pricing.ts";
 import { withCharge } from "./charge.ts";
 import type { Billed, CallContext, PredictDeps } from "./predict.ts";
 import { resolveEngine } from "./resolve-engine.ts";
-import { attribution, callEngine, coordinateSpace } from "./run-engine.ts";
+import { attribution, billingModeOf, callEngine, coordinateSpace } from "./run-engine.ts";
 import type { GroundBody, GroundResponse } from "./schemas.ts";
 
 export async function ground(
@@ -25,7 +25,7 @@ export async function ground(
   });
   const price = priceGround({
     image,
-    mode: choice.kind === "managed" ? "managed" : choice.kind === "byok" ? "byok" : "test",
+    mode: billingModeOf(choice),
   });
   const r = await withCharge(
     deps,

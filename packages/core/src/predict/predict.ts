@@ -4,10 +4,9 @@ import type { TrajectoryStep } from "../engines/types.ts";
 import { checkScreenSize, decodeScreenshot } from "../images/screenshot.ts";
 import type { Principal } from "../keys/authenticate-key.ts";
 import { pricePredict } from "../pricing/pricing.ts";
-import { withCharge } from "./charge.ts";
 import type { EnginePort } from "./engine-port.ts";
 import { type LlmRequest, resolveEngine } from "./resolve-engine.ts";
-import { attribution, checkPromptBudget, coordinateSpace, predictWith } from "./run-engine.ts";
+import { billedPrediction, billingModeOf, checkPromptBudget } from "./run-engine.ts";
 import type { PredictBody, PredictResponse } from "./schemas.ts";
 
 export interface PredictDeps extends CoreDeps {
@@ -53,47 +52,23 @@ export async function predict(
     trajectoryImages: trajectory.map((t) => t.screenshot!),
     systemPrompt: body.system_prompt,
     instructions: body.instructions,
-    mode: choice.kind === "managed" ? "managed" : choice.kind === "byok" ? "byok" : "test",
+    mode: billingModeOf(choice),
   });
-  const r = await withCharge(
+  return billedPrediction(
     deps,
+    ctx,
+    choice,
+    price.total,
     {
-      accountId: ctx.principal.accountId,
-      amount: price.total,
-      billable: choice.kind === "managed",
-      endpoint: ctx.endpoint,
-      requestId: ctx.requestId,
+      screenshot: image,
+      instruction: body.instruction,
+      cuaVersion,
+      maxActions: body.max_actions ?? 10,
+      trajectory,
+      systemPrompt: body.system_prompt,
+      instructions: body.instructions,
+      tools: body.tools,
     },
-    () =>
-      predictWith(
-        deps.logger,
-        choice,
-        {
-          screenshot: image,
-          instruction: body.instruction,
-          cuaVersion,
-          maxActions: body.max_actions ?? 10,
-          trajectory,
-          systemPrompt: body.system_prompt,
-          instructions: body.instructions,
-          tools: body.tools,
-        },
-        body.action_policy,
-      ),
+    body.action_policy,
   );
-  const p = r.result;
-  return {
-    charged: r.charged,
-    remaining: r.remaining,
-    body: {
-      request_id: ctx.requestId,
-      actions: p.actions,
-      reasoning: p.reasoning,
-      status: p.status,
-      usage: { ...p.usage, credits_charged: r.charged, cost_cents: r.charged },
-      llm: attribution(choice, p.model),
-      coordinate_space: coordinateSpace(image),
-      ...(p.safety_checks?.length ? { safety_checks: p.safety_checks } : {}),
-    },
-  };
 }

@@ -1,11 +1,14 @@
 // Shared by predict and session predict: run the engine, validate its answer against the SPEC action
 // table and the caller's limits, enforce the action policy, and shape the response.
 import { type Action, validateEngineActions } from "../actions/action.ts";
-import type { Logger } from "../deps.ts";
+import type { CoreDeps, Logger } from "../deps.ts";
 import type { DecodedImage, Engine, PredictInput, PredictOutput } from "../engines/types.ts";
 import { CoreError, isCoreError } from "../errors.ts";
 import { type ActionPolicy, enforcePolicy } from "../policy/action-policy.ts";
+import { withCharge } from "./charge.ts";
+import type { Billed, CallContext } from "./predict.ts";
 import type { EngineChoice } from "./resolve-engine.ts";
+import type { PredictResponse } from "./schemas.ts";
 
 export const PROMPT_BUDGET_CHARS = 32_000;
 export const ENGINE_DEADLINE_MS = 120_000;
@@ -112,4 +115,44 @@ export function attribution(choice: EngineChoice, model: string) {
 
 export function coordinateSpace(img: DecodedImage) {
   return { width: img.width, height: img.height };
+}
+
+export const billingModeOf = (choice: EngineChoice): "managed" | "byok" | "test" =>
+  choice.kind === "managed" ? "managed" : choice.kind === "byok" ? "byok" : "test";
+
+/** Reserve the price, run the engine, settle, and shape the predict response (predict and session predict). */
+export async function billedPrediction(
+  deps: CoreDeps,
+  ctx: CallContext,
+  choice: EngineChoice,
+  amount: number,
+  input: Omit<PredictInput, "signal">,
+  policy: ActionPolicy | null | undefined,
+): Promise<Billed<PredictResponse>> {
+  const r = await withCharge(
+    deps,
+    {
+      accountId: ctx.principal.accountId,
+      amount,
+      billable: choice.kind === "managed",
+      endpoint: ctx.endpoint,
+      requestId: ctx.requestId,
+    },
+    () => predictWith(deps.logger, choice, input, policy),
+  );
+  const p = r.result;
+  return {
+    charged: r.charged,
+    remaining: r.remaining,
+    body: {
+      request_id: ctx.requestId,
+      actions: p.actions,
+      reasoning: p.reasoning,
+      status: p.status,
+      usage: { ...p.usage, credits_charged: r.charged, cost_cents: r.charged },
+      llm: attribution(choice, p.model),
+      coordinate_space: coordinateSpace(input.screenshot),
+      ...(p.safety_checks?.length ? { safety_checks: p.safety_checks } : {}),
+    },
+  };
 }

@@ -14,7 +14,7 @@ import { pricePredict, priceSessionCreate, SANDBOX_MODEL_ID } from "../pricing/p
 import { withCharge } from "./charge.ts";
 import type { Billed, CallContext, PredictDeps } from "./predict.ts";
 import { type EngineChoice, resolveEngine } from "./resolve-engine.ts";
-import { attribution, checkPromptBudget, coordinateSpace, predictWith } from "./run-engine.ts";
+import { billedPrediction, billingModeOf, checkPromptBudget } from "./run-engine.ts";
 import type { PredictResponse, SessionCreateBody, SessionInfo, SessionPredictBody } from "./schemas.ts";
 
 export const SESSION_IDLE_TTL_SECONDS = 7200;
@@ -87,7 +87,7 @@ export async function createSession(
   const limit = CONCURRENT_SESSIONS[p.tier];
   const id = `ses_${hex(12)}`;
   const price = priceSessionCreate({
-    mode: choice.kind === "managed" ? "managed" : choice.kind === "byok" ? "byok" : "test",
+    mode: billingModeOf(choice),
   });
   const r = await withCharge(
     deps,
@@ -248,35 +248,26 @@ export async function sessionPredict(
     trajectoryImages: trajectory.map((t) => t.screenshot!),
     systemPrompt: s.systemPrompt,
     instructions: s.instructions,
-    mode: choice.kind === "managed" ? "managed" : choice.kind === "byok" ? "byok" : "test",
+    mode: billingModeOf(choice),
   });
-  const r = await withCharge(
+  const r = await billedPrediction(
     deps,
+    ctx,
+    choice,
+    price.total,
     {
-      accountId: p.accountId,
-      amount: price.total,
-      billable: choice.kind === "managed",
-      endpoint: ctx.endpoint,
-      requestId: ctx.requestId,
+      screenshot: image,
+      instruction: body.instruction,
+      cuaVersion,
+      maxActions: body.max_actions ?? 10,
+      trajectory,
+      systemPrompt: s.systemPrompt ?? undefined,
+      instructions: s.instructions ?? undefined,
+      tools: body.tools,
     },
-    () =>
-      predictWith(
-        deps.logger,
-        choice,
-        {
-          screenshot: image,
-          instruction: body.instruction,
-          cuaVersion,
-          maxActions: body.max_actions ?? 10,
-          trajectory,
-          systemPrompt: s.systemPrompt ?? undefined,
-          instructions: s.instructions ?? undefined,
-          tools: body.tools,
-        },
-        s.actionPolicy as ActionPolicy | null,
-      ),
+    s.actionPolicy as ActionPolicy | null,
   );
-  const pr = r.result;
+  const pr = r.body;
   const step = await deps.db.$transaction(async (tx) => {
     const now = deps.clock.now();
     const rows = await tx.$queryRaw<{ step_count: number }[]>`
@@ -299,21 +290,7 @@ export async function sessionPredict(
     await tx.sessionStep.deleteMany({ where: { sessionId: id, seq: { lte: seq - SESSION_TRAJECTORY_STEPS } } });
     return seq;
   });
-  return {
-    charged: r.charged,
-    remaining: r.remaining,
-    body: {
-      request_id: ctx.requestId,
-      actions: pr.actions,
-      reasoning: pr.reasoning,
-      status: pr.status,
-      usage: { ...pr.usage, credits_charged: r.charged, cost_cents: r.charged },
-      llm: attribution(choice, pr.model),
-      coordinate_space: coordinateSpace(image),
-      ...(pr.safety_checks?.length ? { safety_checks: pr.safety_checks } : {}),
-      step,
-    },
-  };
+  return { charged: r.charged, remaining: r.remaining, body: { ...pr, step } };
 }
 
 export async function purgeExpiredSessions(deps: SessionDeps): Promise<number> {
