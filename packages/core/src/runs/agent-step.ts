@@ -10,7 +10,7 @@
 import type { Tx } from "@cua/db/client";
 import { Prisma, type Run, type RunStep } from "@cua/db/generated";
 import type { Action } from "../actions/action.ts";
-import type { DecodedImage, TrajectoryStep } from "../engines/types.ts";
+import type { DecodedImage } from "../engines/types.ts";
 import { CoreError, ERROR_CODES, isCoreError } from "../errors.ts";
 import { getRunnableMachine, type RunnableMachine } from "../machines-service/machine-access.ts";
 import type { ActionPolicy } from "../policy/action-policy.ts";
@@ -173,16 +173,15 @@ function decoded(png: Buffer, width: number, height: number): DecodedImage {
   return { bytes: png, mime: "image/png", width, height };
 }
 
-async function trajectory(deps: RunsDeps, runId: string, before: number): Promise<TrajectoryStep[]> {
+/** The newest committed steps before `before` (at most the trajectory limit), oldest first. */
+async function recentSteps(deps: RunsDeps, runId: string, before: number) {
   const rows = await deps.db.runStep.findMany({
     where: { runId, phase: "committed", step: { lt: before } },
     orderBy: { step: "desc" },
     take: TRAJECTORY_STEPS,
-    select: { actions: true, reasoning: true },
+    select: { step: true, actions: true, reasoning: true, screenshotDigest: true, actionsDigest: true },
   });
-  return rows
-    .reverse()
-    .map((r) => ({ screenshot: null, actions: (r.actions ?? []) as Action[], reasoning: r.reasoning ?? undefined }));
+  return rows.reverse();
 }
 
 interface ExecResult {
@@ -224,7 +223,18 @@ async function execute(machine: RunnableMachine, actions: Action[]): Promise<Exe
   return out;
 }
 
-async function commitStep(deps: RunsDeps, run: Run, row: RunStep, price: number): Promise<StepOutcome> {
+/**
+ * Commits a step: `results` (null when already recorded) and the execution time are written with it.
+ * A run that stopped meanwhile (cancel, deadline) matches nothing: the step is discarded, not billed.
+ */
+async function commitStep(
+  deps: RunsDeps,
+  run: Run,
+  row: RunStep,
+  price: number,
+  results: unknown[] | null,
+  executeMs?: number,
+): Promise<StepOutcome> {
   const fx: Effects = newEffects(run.id);
   const outcome = await deps.db.$transaction(async (tx: Tx) => {
     // one conditional update: the run is still running at the previous step (a cancel or the deadline
@@ -239,15 +249,24 @@ async function commitStep(deps: RunsDeps, run: Run, row: RunStep, price: number)
       // cancelled (or ended) while the step ran: the step does not count and is not billed
       await tx.runStep.update({
         where: { runId_step: { runId: run.id, step: row.step } },
-        data: { phase: "discarded" },
+        data: { phase: "discarded", ...(results !== null ? { results: results as object } : {}) },
       });
       fx.settle = true;
       return outcomeOf(await tx.run.findUniqueOrThrow({ where: { id: run.id } }));
     }
     const now = deps.clock.now();
+    const u = (row.usage ?? {}) as { timings?: Record<string, number> };
     await tx.runStep.update({
       where: { runId_step: { runId: run.id, step: row.step } },
-      data: { phase: "committed", creditsCharged: price, committedAt: now },
+      data: {
+        phase: "committed",
+        creditsCharged: price,
+        committedAt: now,
+        ...(results !== null ? { results: results as object } : {}),
+        ...(executeMs !== undefined
+          ? { usage: { ...u, timings: { ...(u.timings ?? {}), execute_ms: round(executeMs) } } as object }
+          : {}),
+      },
     });
     const actions = (row.actions ?? []) as Action[];
     const seq = Number(c.event_seq);
@@ -392,7 +411,8 @@ export async function runAgentStep(deps: RunsDeps, runId: string): Promise<StepO
       const shot = await machine.screenshot();
       const screenshotMs = performance.now() - t0;
       const choice = engineFor(deps, run);
-      const traj = await trajectory(deps, runId, n);
+      // one read of the recent committed steps: the engine's trajectory and the stall guard's history
+      const recent = await recentSteps(deps, runId, n);
       const t1 = performance.now();
       const instruction = directives ? sandboxInstruction(run.task, directives, n) : run.task;
       const prediction = await predictWith(
@@ -403,42 +423,37 @@ export async function runAgentStep(deps: RunsDeps, runId: string): Promise<StepO
           instruction,
           cuaVersion: run.cuaVersion as "v5",
           maxActions: maxActionsFor(choice.engine.id),
-          trajectory: traj,
+          trajectory: recent.map((r) => ({
+            screenshot: null,
+            actions: (r.actions ?? []) as Action[],
+            reasoning: r.reasoning ?? undefined,
+          })),
         },
         (run.actionPolicy ?? null) as ActionPolicy | null,
       );
       const engineMs = performance.now() - t1;
-      row = await deps.db.runStep.update({
-        where: { runId_step: { runId, step: n } },
-        data: {
-          phase: "predicted",
-          screenshotDigest: digestBytes(shot.png),
-          actionsDigest: digestActions(prediction.actions),
-          actions: prediction.actions as object,
-          reasoning: prediction.reasoning,
-          engineStatus: prediction.status,
-          usage: {
-            ...prediction.usage,
-            model: prediction.model,
-            safety_checks: prediction.safety_checks ?? [],
-            // where the step's time went (docs/runs.md; bench/runs.ts subtracts these)
-            timings: { screenshot_ms: round(screenshotMs), engine_ms: round(engineMs) },
-          } as object,
-        },
-      });
-    }
-    if (row.phase === "predicted") {
-      const usage = (row.usage ?? {}) as { safety_checks?: { code: string; message: string }[] };
-      const history = await deps.db.runStep.findMany({
-        where: { runId, phase: "committed", step: { gt: run.resumedAtStep, lt: n } },
-        orderBy: { step: "desc" },
-        take: 2,
-        select: { screenshotDigest: true, actionsDigest: true },
-      });
-      const stalled = row.engineStatus === "continue" && isStalled(history.reverse(), row);
-      const safety = usage.safety_checks?.[0];
-      if (stalled || (safety && row.engineStatus === "continue")) {
-        await deps.db.runStep.update({ where: { runId_step: { runId, step: n } }, data: { phase: "paused" } });
+      const predicted = {
+        screenshotDigest: digestBytes(shot.png),
+        actionsDigest: digestActions(prediction.actions),
+        actions: prediction.actions as object,
+        reasoning: prediction.reasoning,
+        engineStatus: prediction.status,
+        usage: {
+          ...prediction.usage,
+          model: prediction.model,
+          safety_checks: prediction.safety_checks ?? [],
+          // where the step's time went (docs/runs.md; bench/runs.ts subtracts these)
+          timings: { screenshot_ms: round(screenshotMs), engine_ms: round(engineMs) },
+        } as object,
+      };
+      const since = recent.filter((r) => r.step > run.resumedAtStep);
+      const stalled = prediction.status === "continue" && isStalled(since, predicted);
+      const safety = prediction.safety_checks?.[0];
+      if (stalled || (safety && prediction.status === "continue")) {
+        await deps.db.runStep.update({
+          where: { runId_step: { runId, step: n } },
+          data: { ...predicted, phase: "paused" },
+        });
         await settleRunReservations(deps, runId, n); // the step did not complete: its hold is released
         return stalled
           ? needHuman(
@@ -449,48 +464,38 @@ export async function runAgentStep(deps: RunsDeps, runId: string): Promise<StepO
             )
           : needHuman(deps, runId, `safety_check: ${safety!.message}`.slice(0, 500), safety!.message);
       }
+      // record the prediction and claim the execution in one write, only while the run is still running
+      // (a cancel or the deadline that committed first wins; the commit then discards the step)
+      const claimed = await deps.db.runStep.updateMany({
+        where: { runId, step: n, phase: "started", run: { status: "running" } },
+        data: { ...predicted, phase: "executing", execAttempts: { increment: 1 } },
+      });
+      row = { ...row, ...predicted, phase: "executing", execAttempts: row.execAttempts + 1 } as RunStep;
+      if (claimed.count === 0) return await commitStep(deps, run, row, price, []);
+      const actions = prediction.actions;
+      let results: ExecResult[] = [];
+      const t2 = performance.now();
+      if (actions.some((a) => toMachineCommands(a).length > 0)) results = await execute(machine, actions);
+      return await commitStep(deps, run, row, price, results, performance.now() - t2);
+    }
+    if (row.phase === "predicted") {
+      // (a prediction recorded by an earlier version of this code): execute it now
+      const claimed = await deps.db.runStep.updateMany({
+        where: { runId, step: n, phase: "predicted", run: { status: "running" } },
+        data: { phase: "executing", execAttempts: { increment: 1 } },
+      });
+      if (claimed.count === 0) return await commitStep(deps, run, row, price, []);
+      machine = await getRunnableMachine(deps, principal, run.machineId);
       const actions = (row.actions ?? []) as Action[];
-      // claim the execution, only while the run is still running (a cancel that committed first wins)
-      const claimed = await deps.db.$executeRaw`
-        UPDATE run_steps SET phase = 'executing', exec_attempts = exec_attempts + 1
-        WHERE run_id = ${runId} AND step = ${n} AND phase = 'predicted'
-          AND EXISTS (SELECT 1 FROM runs WHERE id = ${runId} AND status = 'running')`;
-      if (claimed === 0) {
-        const now = await deps.db.runStep.findUniqueOrThrow({ where: { runId_step: { runId, step: n } } });
-        if (now.phase === "predicted") {
-          // the run stopped: nothing is executed; the commit discards the step
-          row = await deps.db.runStep.update({
-            where: { runId_step: { runId, step: n } },
-            data: { phase: "executed", results: [] },
-          });
-        } else row = now;
-      } else {
-        let results: ExecResult[] = [];
-        const t2 = performance.now();
-        if (actions.some((a) => toMachineCommands(a).length > 0)) {
-          machine ??= await getRunnableMachine(deps, principal, run.machineId);
-          results = await execute(machine, actions);
-        }
-        const executeMs = performance.now() - t2;
-        const u = (row.usage ?? {}) as { timings?: Record<string, number> };
-        row = await deps.db.runStep.update({
-          where: { runId_step: { runId, step: n } },
-          data: {
-            phase: "executed",
-            results: results as object,
-            usage: { ...u, timings: { ...(u.timings ?? {}), execute_ms: round(executeMs) } } as object,
-          },
-        });
-      }
+      const t2 = performance.now();
+      const results = actions.some((a) => toMachineCommands(a).length > 0) ? await execute(machine, actions) : [];
+      return await commitStep(deps, run, row, price, results, performance.now() - t2);
     }
     if (row.phase === "executing") {
-      // a crash hit the execution window: never execute again (at most once), carry on
-      row = await deps.db.runStep.update({
-        where: { runId_step: { runId, step: n } },
-        data: { phase: "executed", results: [{ interrupted: true }] as object },
-      });
+      // a crash hit the execution window: never execute again (at most once); commit what is known
+      return await commitStep(deps, run, row, price, [{ interrupted: true }]);
     }
-    if (row.phase === "executed") return await commitStep(deps, run, row, price);
+    if (row.phase === "executed") return await commitStep(deps, run, row, price, null);
     if (row.phase === "committed") {
       await settleRunReservations(deps, runId, n);
       const latest = await deps.db.run.findUniqueOrThrow({ where: { id: runId } });
