@@ -30,8 +30,11 @@ export const RUN_DEADLINE_ID = "run-deadline";
 export const RUN_CALLBACK_ID = "run-callback";
 export const RUN_SWEEPER_ID = "run-sweeper";
 
-/** how often a human wait re-reads the run (first 5 s, doubling, at most 5 min) */
-const recheckSeconds = (k: number): number => Math.min(300, 5 * 2 ** k);
+/**
+ * How often a human wait re-reads the run: 1 s, doubling, at most 5 min. The first re-check is short: a
+ * resume whose event arrived between the pause and the wait's registration is picked up within a second.
+ */
+const recheckSeconds = (k: number): number => Math.min(300, 2 ** k);
 
 export function createRunFunctions(client: Inngest.Any, deps: RunsDeps) {
   const runTask = client.createFunction(
