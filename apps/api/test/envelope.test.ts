@@ -81,6 +81,12 @@ describe("headers on every response", () => {
     expect(r.headers.get("link")).toBeNull();
   });
 
+  it("GET /v1/health is public and reports the database and the durable executor (DECISIONS Prediction: health)", async () => {
+    const r = await call(s.url, "GET", "/v1/health");
+    expect(r.body).toMatchObject({ status: "ok", version: "1.0.0", checks: { database: "ok", executor: "ok" } });
+    expect(Number.isNaN(Date.parse(r.body.time))).toBe(false);
+  });
+
   it("request ids are unique per request", async () => {
     const ids = new Set<string>();
     for (let i = 0; i < 5; i++) ids.add((await call(s.url, "GET", "/v1/health")).headers.get("x-service-request-id")!);

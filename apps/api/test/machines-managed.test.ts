@@ -89,7 +89,11 @@ function userExists(name: string): boolean {
   }
 }
 
-describe.skipIf(!enabled)("managed machines on real desktops (live key)", () => {
+// These tests need root and the Debian packages of scripts/install-desktop-deps.sh (test-all installs
+// them); without them the file fails loudly instead of skipping.
+if (!enabled) throw new Error("real-desktop tests need root and the packages of scripts/install-desktop-deps.sh");
+
+describe("managed machines on real desktops (live key)", () => {
   beforeAll(async () => {
     root = await mkdtemp(path.join(os.tmpdir(), "cua-api-machines-"));
     page = http.createServer((_req, res) => {

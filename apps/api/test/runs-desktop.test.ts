@@ -37,7 +37,11 @@ let page: http.Server;
 let base: string;
 const submissions: URLSearchParams[] = [];
 
-describe.skipIf(!enabled)("a live run on a real managed desktop with the local engine", () => {
+// These tests need root and the Debian packages of scripts/install-desktop-deps.sh (test-all installs
+// them); without them the file fails loudly instead of skipping.
+if (!enabled) throw new Error("real-desktop tests need root and the packages of scripts/install-desktop-deps.sh");
+
+describe("a live run on a real managed desktop with the local engine", () => {
   beforeAll(async () => {
     root = await mkdtemp(path.join(os.tmpdir(), "cua-runs-desktop-"));
     page = http.createServer((req, res) => {

@@ -38,16 +38,25 @@ export const healthRouter = router({
       } catch {
         database = "unavailable";
       }
+      let executor: "ok" | "unavailable" | "not_configured" = "not_configured";
+      if (ctx.deps.durable) {
+        try {
+          executor = (await ctx.deps.durable.health()).ok ? "ok" : "unavailable";
+        } catch {
+          executor = "unavailable";
+        }
+      }
       const ok = database === "ok";
       if (!ok) {
         ctx.res.status = 503;
         ctx.res.headers["Retry-After"] = "5";
       }
       return {
-        status: ok ? ("ok" as const) : ("degraded" as const),
+        // 503 follows the database (DECISIONS.md); an unavailable executor is reported as degraded
+        status: ok && executor !== "unavailable" ? ("ok" as const) : ("degraded" as const),
         version: ctx.deps.version,
         time: new Date().toISOString(),
-        checks: { database, executor: "not_configured" as const },
+        checks: { database, executor },
       };
     }),
 });

@@ -90,7 +90,11 @@ describe("openbox config", () => {
   });
 });
 
-describe.skipIf(!enabled)("local desktop provider (real Xvfb desktop)", () => {
+// These tests need root and the Debian packages of scripts/install-desktop-deps.sh (test-all installs
+// them); without them the file fails loudly instead of skipping.
+if (!enabled) throw new Error("real-desktop tests need root and the packages of scripts/install-desktop-deps.sh");
+
+describe("local desktop provider (real Xvfb desktop)", () => {
   let root: string;
   let provider: LocalDesktopProvider;
   let handle: MachineHandle;
