@@ -155,6 +155,12 @@ it("kill -9 during a step; the restarted service finishes the run, every step ex
   ).toBe(true);
   // ... and billed once
   expect(done.usage.credits_charged).toBe(5 * n);
+  // the last step's hold is captured right after the commit that made the run terminal: wait for it
+  // (its credits left the balance when they were reserved, so the balance is already final)
+  for (let i = 0; i < 50; i++) {
+    if ((await tdb.db.reservation.count({ where: { accountId: acct.account_id, status: "reserved" } })) === 0) break;
+    await new Promise((r) => setTimeout(r, 100));
+  }
   const captured = await tdb.db.reservation.findMany({ where: { accountId: acct.account_id, status: "captured" } });
   expect(captured.map((h) => h.requestId).sort()).toEqual(
     Array.from({ length: n }, (_, i) => `run:${id}:step:${i + 1}`).sort(),
