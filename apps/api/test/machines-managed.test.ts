@@ -403,8 +403,16 @@ describe("managed machines on real desktops (live key)", () => {
     );
     expect(charged.body.credits_charged).toBeGreaterThan(0);
     const deps = s.app.deps;
-    const bal = (await deps.db.account.findUniqueOrThrow({ where: { id: acct.account_id } })).balanceCredits;
-    const hold = await reserve(deps, { accountId: acct.account_id, amount: bal, endpoint: "test drain" });
+    // drain the wallet; the meter may charge between our read and our reservation, so retry
+    let hold: Awaited<ReturnType<typeof reserve>> | undefined;
+    for (let i = 0; i < 10 && !hold; i++) {
+      const bal = (await deps.db.account.findUniqueOrThrow({ where: { id: acct.account_id } })).balanceCredits;
+      hold = await reserve(deps, { accountId: acct.account_id, amount: bal, endpoint: "test drain" }).catch((e) => {
+        if (e?.code !== "INSUFFICIENT_CREDITS") throw e;
+        return undefined;
+      });
+    }
+    if (!hold) throw new Error("could not drain the wallet");
     const m = await waitFor(
       () => api("GET", `/v1/machines/${id}`),
       (x) => x.body.status === "suspended",
