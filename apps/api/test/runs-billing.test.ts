@@ -64,6 +64,10 @@ describe("managed engine: billing per completed step", () => {
     expect(captured.map((h) => [h.requestId, h.amount])).toEqual(
       [1, 2, 3].map((n) => [`run:${r.body.id}:step:${n}`, 5]),
     );
+    // GET /v1/usage counts the steps' credits (they come from no request of the caller's)
+    const u = await call(s.url, "GET", "/v1/usage", { key: a.live_key });
+    expect(u.body.by_endpoint).toContainEqual({ endpoint: "POST /v1/runs (step)", requests: 0, credits_charged: 15 });
+    expect(u.body.credits_charged).toBe(15);
     expect(await holds(a.account_id, "reserved")).toEqual([]);
     const billing = (await readSse(`${s.url}/v1/runs/${r.body.id}/events`, a.live_key)).frames.filter(
       (f) => f.event === "billing",

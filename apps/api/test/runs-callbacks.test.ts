@@ -58,7 +58,7 @@ describe("terminal callbacks", () => {
     expect(got!.headers["service-delivery-id"]).toBe(got!.json.id);
     expect(Date.parse(got!.json.created_at)).not.toBeNaN();
     // the signature covers "<t>.<raw body>" with this run's secret, nothing else
-    expect(verify("whsec_" + "0".repeat(64), got!.body, String(got!.headers["service-signature"]))).toBe(false);
+    expect(verify(`whsec_${"0".repeat(64)}`, got!.body, String(got!.headers["service-signature"]))).toBe(false);
     expect(verify(run.webhook_secret, `${got!.body} `, String(got!.headers["service-signature"]))).toBe(false);
     const rec = await waitFor(
       "the delivery record",

@@ -5,19 +5,14 @@ import { createAccount } from "@cua/core/accounts/create-account";
 import type { CoreDeps } from "@cua/core/deps";
 import { beginIdempotent } from "@cua/core/idempotency/idempotency";
 import { capture, getBalance, ledgerSum, listLedger, refund, release, reserve, topUp } from "@cua/core/wallet/wallet";
-import { createTestDatabase, type TestDatabase } from "@cua/db/testing";
+import type { TestDatabase } from "@cua/db/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { coreDepsOnTestDatabase } from "./db-deps.ts";
 
 let tdb: TestDatabase;
 let deps: CoreDeps;
 beforeAll(async () => {
-  tdb = await createTestDatabase();
-  deps = {
-    db: tdb.db,
-    clock: { now: () => new Date() },
-    kek: Buffer.alloc(32, 7),
-    logger: { debug() {}, info() {}, warn() {}, error() {} },
-  };
+  ({ tdb, deps } = await coreDepsOnTestDatabase());
 });
 afterAll(() => tdb.drop());
 

@@ -5,8 +5,10 @@
 // Every status change settles the meter first, so each minute is billed at the status it was spent in.
 // When the wallet cannot pay, the machine is stopped (status suspended, status_reason
 // suspended_for_billing), never destroyed; unpaid minutes are not carried as debt.
+
 import type { Tx } from "@cua/db/client";
 import type { Machine } from "@cua/db/generated";
+import { addChargeTx, MACHINE_METERING_ENDPOINT } from "../usage/usage.ts";
 import { isMetered, unitsPerMinute } from "./pricing.ts";
 import type { MachinesDeps } from "./runtime.ts";
 
@@ -56,6 +58,7 @@ export async function settleMeterTx(tx: Tx, m: Machine, now: Date, minuteMs: num
           note: `machine ${m.id}: ${minutes} min ${m.status}`,
         },
       });
+      await addChargeTx(tx, { accountId: m.accountId, endpoint: MACHINE_METERING_ENDPOINT, credits: charged, at: now });
     }
     if (charged < due) remainder = 0;
   }

@@ -15,7 +15,17 @@ export interface UsageEvent {
   at: Date;
 }
 
-/** Buffers usage rows and writes them in batches, off the request's critical path. */
+/** UTC month of an instant, YYYY-MM: the period of GET /v1/usage. */
+export function periodOf(at: Date): string {
+  return `${at.getUTCFullYear()}-${String(at.getUTCMonth() + 1).padStart(2, "0")}`;
+}
+
+/**
+ * Buffers usage rows and writes them in batches, off the request's critical path, together with the
+ * monthly per-endpoint totals GET /v1/usage reads (one transaction: the totals always match the rows).
+ * A batch that cannot be written (database down) goes back to the buffer and is retried, up to
+ * `maxBuffered` events; beyond that the oldest are dropped and counted in the log.
+ */
 export class UsageRecorder {
   private buf: UsageEvent[] = [];
   private timer: NodeJS.Timeout | null = null;
@@ -23,45 +33,109 @@ export class UsageRecorder {
   constructor(
     private readonly deps: CoreDeps,
     private readonly flushMs = 200,
-    private readonly maxBatch = 200,
+    private readonly maxBatch = 500,
+    private readonly maxBuffered = 50_000,
   ) {}
 
   record(e: UsageEvent): void {
     this.buf.push(e);
     if (this.buf.length >= this.maxBatch) void this.flush();
-    else if (!this.timer) this.timer = setTimeout(() => void this.flush(), this.flushMs);
+    else this.schedule();
   }
 
+  private schedule(delay = this.flushMs) {
+    if (!this.timer) this.timer = setTimeout(() => void this.flush(), delay);
+  }
+
+  /** Writes everything buffered; resolves once it is stored (or put back after a failure). */
   flush(): Promise<void> {
     if (this.timer) {
       clearTimeout(this.timer);
       this.timer = null;
     }
-    const batch = this.buf;
-    this.buf = [];
-    if (batch.length === 0) return this.inflight;
-    this.inflight = this.inflight.then(() =>
-      this.deps.db.usageRecord
-        .createMany({
-          data: batch.map((e) => ({
-            accountId: e.accountId,
-            mode: e.mode,
-            apiKeyId: e.apiKeyId,
-            method: e.method,
-            endpoint: e.endpoint,
-            status: e.status,
-            creditsCharged: e.creditsCharged,
-            requestId: e.requestId,
-            createdAt: e.at,
-          })),
-        })
-        .then(
-          () => {},
-          (err) => this.deps.logger.error("usage records lost", { count: batch.length, err: String(err) }),
-        ),
-    );
+    this.inflight = this.inflight.then(async () => {
+      while (this.buf.length > 0) {
+        const batch = this.buf.splice(0, this.maxBatch);
+        try {
+          await this.write(batch);
+        } catch (err) {
+          this.buf.unshift(...batch);
+          const over = this.buf.length - this.maxBuffered;
+          if (over > 0) this.buf.splice(0, over);
+          this.deps.logger.error("usage records not written yet; will retry", {
+            buffered: this.buf.length,
+            dropped: Math.max(0, over),
+            err: String(err),
+          });
+          this.schedule(Math.max(this.flushMs, 1000));
+          return;
+        }
+      }
+    });
     return this.inflight;
   }
+
+  private async write(batch: UsageEvent[]): Promise<void> {
+    const totals = new Map<string, { accountId: string; mode: string; period: string; endpoint: string; n: number }>();
+    for (const e of batch) {
+      const period = periodOf(e.at);
+      const k = `${e.accountId}\u0000${e.mode}\u0000${period}\u0000${e.endpoint}`;
+      const t = totals.get(k) ?? { accountId: e.accountId, mode: e.mode, period, endpoint: e.endpoint, n: 0 };
+      t.n++;
+      totals.set(k, t);
+    }
+    const rows = [...totals.values()].sort((x, y) =>
+      x.accountId + x.period + x.endpoint < y.accountId + y.period + y.endpoint ? -1 : 1,
+    );
+    await this.deps.db.$transaction(async (tx) => {
+      await tx.usageRecord.createMany({
+        data: batch.map((e) => ({
+          accountId: e.accountId,
+          mode: e.mode,
+          apiKeyId: e.apiKeyId,
+          method: e.method,
+          endpoint: e.endpoint,
+          status: e.status,
+          creditsCharged: e.creditsCharged,
+          requestId: e.requestId,
+          createdAt: e.at,
+        })),
+      });
+      // one statement for all totals; sorted so concurrent writers lock rows in the same order. Credits are
+      // not added here: every charge adds itself when the wallet takes it (addChargeTx), which also covers
+      // what no request carries (run steps, machine metering).
+      await tx.$executeRaw`
+        INSERT INTO usage_rollups (account_id, mode, period, endpoint, requests, credits_charged)
+        SELECT a::uuid, m::"KeyMode", p, e, n, 0
+        FROM unnest(${rows.map((r) => r.accountId)}::text[], ${rows.map((r) => r.mode)}::text[],
+                    ${rows.map((r) => r.period)}::text[], ${rows.map((r) => r.endpoint)}::text[],
+                    ${rows.map((r) => r.n)}::int[]) AS t(a, m, p, e, n)
+        ON CONFLICT (account_id, mode, period, endpoint) DO UPDATE
+        SET requests = usage_rollups.requests + EXCLUDED.requests`;
+    });
+  }
+}
+
+/** What GET /v1/usage calls the per-minute machine charges (no request carries them). */
+export const MACHINE_METERING_ENDPOINT = "machines (metering)";
+
+type RawTx = Pick<CoreDeps["db"], "$executeRaw">;
+
+/**
+ * Adds a charge the wallet just took to the month's totals, inside the wallet's own transaction: the
+ * credits GET /v1/usage reports are exactly what left the wallet (captures and machine metering; live
+ * mode, as test keys never pay).
+ */
+export async function addChargeTx(
+  tx: RawTx,
+  c: { accountId: string; endpoint: string; credits: number; at: Date },
+): Promise<void> {
+  if (c.credits <= 0) return;
+  await tx.$executeRaw`
+    INSERT INTO usage_rollups (account_id, mode, period, endpoint, requests, credits_charged)
+    VALUES (${c.accountId}::uuid, 'live'::"KeyMode", ${periodOf(c.at)}, ${c.endpoint}, 0, ${c.credits})
+    ON CONFLICT (account_id, mode, period, endpoint) DO UPDATE
+    SET credits_charged = usage_rollups.credits_charged + EXCLUDED.credits_charged`;
 }
 
 export const PERIOD_RE = /^[0-9]{4}-(0[1-9]|1[0-2])$/;
@@ -81,22 +155,16 @@ export async function usageSummary(
   args: { accountId: string; mode: "live" | "test"; period?: string },
 ): Promise<UsageSummary> {
   const now = deps.clock.now();
-  const period = args.period ?? `${now.getUTCFullYear()}-${String(now.getUTCMonth() + 1).padStart(2, "0")}`;
+  const period = args.period ?? periodOf(now);
   if (!PERIOD_RE.test(period)) throw new CoreError("INVALID_PERIOD");
-  const [y, m] = period.split("-").map(Number) as [number, number];
-  const from = new Date(Date.UTC(y, m - 1, 1));
-  const to = new Date(Date.UTC(y, m, 1));
-  const groups = await deps.db.usageRecord.groupBy({
-    by: ["endpoint"],
-    where: { accountId: args.accountId, mode: args.mode, createdAt: { gte: from, lt: to } },
-    _count: { _all: true },
-    _sum: { creditsCharged: true },
+  const totals = await deps.db.usageRollup.findMany({
+    where: { accountId: args.accountId, mode: args.mode, period },
     orderBy: { endpoint: "asc" },
   });
-  const by_endpoint = groups.map((g) => ({
-    endpoint: g.endpoint,
-    requests: g._count._all,
-    credits_charged: g._sum.creditsCharged ?? 0,
+  const by_endpoint = totals.map((t) => ({
+    endpoint: t.endpoint,
+    requests: t.requests,
+    credits_charged: t.creditsCharged,
   }));
   const credits = by_endpoint.reduce((s, e) => s + e.credits_charged, 0);
   return {

@@ -5,6 +5,7 @@
 import type { CoreDeps } from "../deps.ts";
 import { CoreError } from "../errors.ts";
 import { hex } from "../ids.ts";
+import { addChargeTx } from "../usage/usage.ts";
 
 export interface Reservation {
   id: string;
@@ -69,10 +70,12 @@ async function settle(
   to: "captured" | "refunded" | "released",
 ): Promise<{ amount: number; balance: number; accountId: string } | null> {
   return deps.db.$transaction(async (tx) => {
-    const rows = await tx.$queryRaw<{ account_id: string; amount: number; request_id: string | null }[]>`
+    const rows = await tx.$queryRaw<
+      { account_id: string; amount: number; request_id: string | null; endpoint: string; settled_at: Date }[]
+    >`
       UPDATE reservations SET status = ${to}, settled_at = now()
       WHERE id = ${reservationId} AND status = 'reserved'
-      RETURNING account_id::text, amount, request_id`;
+      RETURNING account_id::text, amount, request_id, endpoint, settled_at`;
     const r = rows[0];
     if (!r) return null; // already settled: settling twice is a no-op, never a double charge or refund
     const giveBack = to === "captured" ? 0 : r.amount;
@@ -91,6 +94,9 @@ async function settle(
         requestId: r.request_id,
       },
     });
+    if (to === "captured") {
+      await addChargeTx(tx, { accountId: r.account_id, endpoint: r.endpoint, credits: r.amount, at: r.settled_at });
+    }
     return { amount: r.amount, balance, accountId: r.account_id };
   });
 }

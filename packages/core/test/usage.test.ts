@@ -1,0 +1,138 @@
+// Usage records and their monthly totals (DECISIONS.md "Accounts, keys, wallet": GET /v1/usage counts
+// authenticated requests by endpoint for the caller's mode). The totals GET /v1/usage reads are kept in
+// the same transaction as the rows; nothing recorded is lost when the database refuses a write.
+// Real PostgreSQL (a fresh database for this file).
+import { createAccount } from "@cua/core/accounts/create-account";
+import type { CoreDeps } from "@cua/core/deps";
+import { addChargeTx, periodOf, type UsageEvent, UsageRecorder, usageSummary } from "@cua/core/usage/usage";
+import { capture, getBalance, refund, reserve } from "@cua/core/wallet/wallet";
+import type { TestDatabase } from "@cua/db/testing";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { coreDepsOnTestDatabase } from "./db-deps.ts";
+
+let tdb: TestDatabase;
+let deps: CoreDeps;
+let errors: string[];
+beforeAll(async () => {
+  ({ tdb, deps, errors } = await coreDepsOnTestDatabase());
+});
+afterAll(() => tdb.drop());
+
+const newAccount = async (credits = 0) => (await createAccount(deps, { name: "u", tier: "free", credits })).account_id;
+const ev = (accountId: string, endpoint: string, over: Partial<UsageEvent> = {}): UsageEvent => ({
+  accountId,
+  mode: "live",
+  apiKeyId: null,
+  method: endpoint.split(" ")[0]!,
+  endpoint,
+  status: 200,
+  creditsCharged: 0,
+  requestId: `req_${Math.random().toString(16).slice(2)}`,
+  at: new Date(),
+  ...over,
+});
+
+/**
+ * The slow way, the reference the totals must match: requests counted from the usage rows, credits from
+ * what the wallet took (captured reservations by endpoint, machine metering charges; live mode only).
+ */
+async function fromRows(accountId: string, mode: "live" | "test", period: string) {
+  const rows = await tdb.db.$queryRaw<{ endpoint: string; n: bigint; c: bigint }[]>`
+    WITH req AS (
+      SELECT endpoint, count(*) AS n FROM usage_records
+      WHERE account_id = ${accountId}::uuid AND mode = ${mode}::"KeyMode"
+        AND to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM') = ${period}
+      GROUP BY endpoint),
+    paid AS (
+      SELECT endpoint, sum(amount) AS c FROM reservations
+      WHERE account_id = ${accountId}::uuid AND status = 'captured' AND ${mode} = 'live'
+        AND to_char(settled_at AT TIME ZONE 'UTC', 'YYYY-MM') = ${period}
+      GROUP BY endpoint
+      UNION ALL
+      SELECT 'machines (metering)', sum(amount) FROM wallet_entries
+      WHERE account_id = ${accountId}::uuid AND kind = 'charge' AND ${mode} = 'live'
+        AND to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM') = ${period}
+      HAVING count(*) > 0)
+    SELECT endpoint, coalesce(max(n), 0) AS n, coalesce(sum(c), 0) AS c
+    FROM (SELECT endpoint, n, NULL::bigint AS c FROM req UNION ALL SELECT endpoint, NULL, c FROM paid) x
+    GROUP BY endpoint ORDER BY endpoint`;
+  return rows.map((r) => ({ endpoint: r.endpoint, requests: Number(r.n), credits_charged: Number(r.c) }));
+}
+
+describe("usage totals", () => {
+  it("agree with the rows and the wallet after many batches and charges from several writers at once", async () => {
+    const a = await newAccount(10_000);
+    const endpoints = ["POST /v1/predict", "GET /v1/models", "POST /v1/ground", "GET /v1/usage"];
+    // three recorders (three API processes) writing small batches concurrently into the same totals,
+    // while the wallet captures the predicts' charges
+    const recs = [0, 1, 2].map(() => new UsageRecorder(deps, 5, 7));
+    const charges: Promise<unknown>[] = [];
+    for (let i = 0; i < 600; i++) {
+      const e = endpoints[i % endpoints.length]!;
+      const live = i % 10 !== 0;
+      const paid = e === "POST /v1/predict" && live;
+      recs[i % 3]!.record(ev(a, e, { creditsCharged: paid ? 5 : 0, mode: live ? "live" : "test" }));
+      if (paid) charges.push(reserve(deps, { accountId: a, amount: 5, endpoint: e }).then((r) => capture(deps, r.id)));
+    }
+    // a run step's charge and a failed predict's refund: only what the wallet keeps counts
+    const step = await reserve(deps, { accountId: a, amount: 8, endpoint: "POST /v1/runs (step)" });
+    await capture(deps, step.id);
+    const failed = await reserve(deps, { accountId: a, amount: 5, endpoint: "POST /v1/predict" });
+    await refund(deps, failed.id);
+    await Promise.all([...charges, ...recs.map((r) => r.flush())]);
+    const period = periodOf(new Date());
+    for (const mode of ["live", "test"] as const) {
+      const s = await usageSummary(deps, { accountId: a, mode });
+      expect(s.by_endpoint).toEqual(await fromRows(a, mode, period));
+    }
+    const live = await usageSummary(deps, { accountId: a, mode: "live" });
+    expect(live.requests).toBe(540);
+    expect(live.credits_charged).toBe(5 * 120 + 8); // 150 predicts, 30 of them in test mode; one step
+    expect(live.by_endpoint).toContainEqual({ endpoint: "POST /v1/runs (step)", requests: 0, credits_charged: 8 });
+    expect(10_000 - (await getBalance(deps, a))).toBe(live.credits_charged);
+    const test = await usageSummary(deps, { accountId: a, mode: "test" });
+    expect(test).toMatchObject({ requests: 60, credits_charged: 0 });
+  });
+
+  it("a request lands in the UTC month it was made in", async () => {
+    const a = await newAccount();
+    const rec = new UsageRecorder(deps);
+    rec.record(ev(a, "GET /v1/models", { at: new Date("2025-01-31T23:59:59.999Z") }));
+    rec.record(ev(a, "GET /v1/models", { at: new Date("2025-02-01T00:00:00.000Z") }));
+    rec.record(ev(a, "POST /v1/predict", { at: new Date("2025-02-14T12:00:00Z") }));
+    await rec.flush();
+    await tdb.db.$transaction((tx) =>
+      addChargeTx(tx, { accountId: a, endpoint: "POST /v1/predict", credits: 8, at: new Date("2025-02-14T12:00:01Z") }),
+    );
+    expect((await usageSummary(deps, { accountId: a, mode: "live", period: "2025-01" })).by_endpoint).toEqual([
+      { endpoint: "GET /v1/models", requests: 1, credits_charged: 0 },
+    ]);
+    const feb = await usageSummary(deps, { accountId: a, mode: "live", period: "2025-02" });
+    expect(feb).toMatchObject({ requests: 2, credits_charged: 8, cost_cents: 8 });
+    expect((await usageSummary(deps, { accountId: a, mode: "live", period: "2025-03" })).requests).toBe(0);
+  });
+
+  it("keeps what it could not write while the database refuses, and writes it once it can", async () => {
+    const a = await newAccount();
+    const rec = new UsageRecorder(deps, 50, 10);
+    // a real failure: the totals table is not there for a moment
+    await tdb.db.$executeRawUnsafe(`ALTER TABLE usage_rollups RENAME TO usage_rollups_away`);
+    try {
+      for (let i = 0; i < 25; i++) rec.record(ev(a, "GET /v1/keys"));
+      await rec.flush();
+      expect(errors.some((m) => m.includes("will retry"))).toBe(true);
+      // neither rows nor totals were written: the batch is one transaction
+      expect(await fromRows(a, "live", periodOf(new Date()))).toEqual([]);
+    } finally {
+      await tdb.db.$executeRawUnsafe(`ALTER TABLE usage_rollups_away RENAME TO usage_rollups`);
+    }
+    rec.record(ev(a, "GET /v1/models"));
+    await rec.flush();
+    const s = await usageSummary(deps, { accountId: a, mode: "live" });
+    expect(s.by_endpoint).toEqual([
+      { endpoint: "GET /v1/keys", requests: 25, credits_charged: 0 },
+      { endpoint: "GET /v1/models", requests: 1, credits_charged: 0 },
+    ]);
+    expect(s.by_endpoint).toEqual(await fromRows(a, "live", periodOf(new Date())));
+  });
+});
