@@ -3,6 +3,7 @@ import { randomBytes } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import type { CoreDeps } from "@cua/core/deps";
+import { closeLocalOcr } from "@cua/core/engines/local/ocr";
 import { purgeExpiredIdempotency } from "@cua/core/idempotency/idempotency";
 import { KeyCache } from "@cua/core/keys/key-cache";
 import { startMachineBackground } from "@cua/core/machines-service/background";
@@ -109,6 +110,7 @@ export async function createApp(env: Env): Promise<App> {
       await deps.machines.close(); // first: ends driver long polls
       await server.close();
       await deps.usage.flush();
+      await closeLocalOcr(); // its worker thread must be gone before the process exits
       await store.close?.();
       await h.close();
     },

@@ -36,6 +36,13 @@ async function main() {
   const addr = app.server.server.address();
   const port = typeof addr === "object" && addr ? addr.port : env.PORT;
   console.log(`API listening on http://${env.HOST}:${port} (database: ${app.deps.dbKind}; docs at /docs)`);
+  // load what the managed engine needs now (the local engine's OCR models, on their worker thread), so the
+  // first live predict does not wait for them
+  const managed = app.deps.engines.managed();
+  managed.warmUp?.().then(
+    (w) => console.log(`${managed.id} engine ready (OCR backend ${w.backend}, ${w.ms} ms)`),
+    (e: unknown) => console.error(`${managed.id} engine warm-up failed: ${e instanceof Error ? e.message : String(e)}`),
+  );
   let closing = false;
   const stop = async (sig: string) => {
     if (closing) return;

@@ -79,4 +79,6 @@ export interface Engine {
   predict(input: PredictInput): Promise<PredictOutput>;
   ground(input: GroundInput): Promise<GroundOutput>;
   ocr?(image: DecodedImage, signal?: AbortSignal): Promise<OcrOutput>;
+  /** loads what the engine needs before its first call (the local engine's OCR models) */
+  warmUp?(): Promise<{ backend: string; ms: number }>;
 }

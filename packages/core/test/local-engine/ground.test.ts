@@ -1,8 +1,9 @@
 // Grounding on real screenshots: the returned point lies inside the element's DOM box; text that is
 // not on the page gives found=false.
-import { beforeAll, describe, expect, it } from "vitest";
+import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { groundElement } from "../../src/engines/local/ground.ts";
-import { warmUpLocalOcr } from "../../src/engines/local/ocr.ts";
+import { createLocalEngine } from "../../src/engines/local/local-engine.ts";
+import { configureLocalOcr, localOcrConfig, warmUpLocalOcr } from "../../src/engines/local/ocr.ts";
 import { contains, loadFixture } from "./helpers.ts";
 
 beforeAll(async () => {
@@ -60,5 +61,47 @@ describe("grounding on the dark dashboard", () => {
     const r = await groundElement(j.image, "the New order button");
     expect(r.found).toBe(true);
     expect(contains(j.box("new"), r)).toBe(true);
+  });
+});
+
+describe("two OCR passes", () => {
+  afterEach(() =>
+    configureLocalOcr({ detectionMaxSide: DEFAULTS.detectionMaxSide, detectionFineSide: DEFAULTS.detectionFineSide }),
+  );
+  const DEFAULTS = { ...localOcrConfig() };
+
+  it("the fast pass answers what it finds; the image is read once", async () => {
+    const f = loadFixture("login");
+    const r = await groundElement(f.image, "the Sign in button");
+    expect(r).toMatchObject({ found: true, pass: "fast" });
+    expect(contains(f.box("signin"), r)).toBe(true);
+  });
+
+  it("what the fast pass cannot see is found on the fine pass, through the engine too", async () => {
+    // a fast pass at 256 px cannot detect 14 px text on a 1280x720 screen; the fine pass at 1280 can
+    configureLocalOcr({ detectionMaxSide: 256, detectionFineSide: 1280 });
+    const f = loadFixture("login");
+    const r = await groundElement(f.image, "the Forgot password? link");
+    expect(r).toMatchObject({ found: true, pass: "fine" });
+    expect(contains(f.box("forgot"), r)).toBe(true);
+    const g = await createLocalEngine().ground({
+      screenshot: f.image,
+      description: "the Forgot password? link",
+      cuaVersion: "v4",
+    });
+    expect(g.found).toBe(true);
+    expect(contains(f.box("forgot"), g)).toBe(true);
+  });
+
+  it("text that is on no page is looked for on both passes and still not found", async () => {
+    const f = loadFixture("login");
+    const r = await groundElement(f.image, "the Delete account button");
+    expect(r).toMatchObject({ found: false, pass: "fine" });
+  });
+
+  it("an image no larger than the fast side has a single pass", async () => {
+    const j = loadFixture("dashboard-jpeg"); // 1024x640, fast side 1088
+    const r = await groundElement(j.image, "the Delete account button");
+    expect(r).toMatchObject({ found: false, pass: "fast" });
   });
 });

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   charsByProportion,
   clearLocalOcrCache,
+  closeLocalOcr,
   configureLocalOcr,
   loadDictionary,
   localOcrBackend,
@@ -68,6 +69,60 @@ describe("paddle OCR on a light login page", () => {
     const b = await runLocalOcr({ ...f.image, bytes: Buffer.from(f.image.bytes) });
     expect(b.cached).toBe(true);
     expect(b.words).toEqual(a.words);
+  });
+});
+
+describe("the paddle backend's thread", () => {
+  /** The longest the event loop went without running a 5 ms timer while one OCR pass ran. */
+  async function longestStall(): Promise<{ stall: number; text: string }> {
+    clearLocalOcrCache();
+    let last = performance.now();
+    let stall = 0;
+    const t = setInterval(() => {
+      const now = performance.now();
+      stall = Math.max(stall, now - last);
+      last = now;
+    }, 5);
+    try {
+      const r = await runLocalOcr(loadFixture("login").image, undefined, "fine");
+      return { stall, text: r.text };
+    } finally {
+      clearInterval(t);
+    }
+  }
+
+  it("runs the models on a worker: the event loop keeps turning during a pass; in-process it stalls", async () => {
+    const onWorker = await longestStall();
+    configureLocalOcr({ worker: false });
+    try {
+      await warmUpLocalOcr();
+      const inProcess = await longestStall();
+      // the same reading either way
+      expect(inProcess.text).toBe(onWorker.text);
+      // in-process, each model call holds the loop for its whole length (microsoft/onnxruntime#19611)
+      expect(inProcess.stall).toBeGreaterThan(onWorker.stall * 2);
+    } finally {
+      configureLocalOcr({ worker: true });
+      await warmUpLocalOcr();
+    }
+  });
+
+  it("closing while the models load stops the worker at once; the next pass starts a new one", async () => {
+    await closeLocalOcr();
+    const loading = warmUpLocalOcr(); // a fresh worker starts loading its models
+    await closeLocalOcr(); // shutdown in the middle of that load
+    await expect(loading).rejects.toThrow(/closed while loading/); // no fallback to tesseract for good
+    const r = await runLocalOcr(loadFixture("login").image);
+    expect(r.backend).toBe("paddle");
+    expect(norm(r.text)).toContain("signin");
+  });
+
+  it("a closed worker (settings changed) is replaced by a new one on the next pass", async () => {
+    configureLocalOcr({ worker: false });
+    configureLocalOcr({ worker: true });
+    const r = await runLocalOcr(loadFixture("login").image);
+    expect(r.backend).toBe("paddle");
+    expect(norm(r.text)).toContain("signin");
   });
 });
 

@@ -5,7 +5,7 @@ import type { DecodedImage } from "../types.ts";
 import { type ParsedDescription, parseDescription, type RelationKind, type Role } from "./describe.ts";
 import { type Box, boxCenter, decodeToRgba, type RgbaImage, roundBox } from "./image.ts";
 import { buildSegments, findText, type Segment, type TextMatch } from "./match-text.ts";
-import { type LocalOcrResult, type OcrRun, runLocalOcr } from "./ocr.ts";
+import { hasFinerPass, type LocalOcrResult, type OcrRun, runLocalOcr } from "./ocr.ts";
 import { inputBoxForLabel, onFilledShape, smallControlBeside } from "./pixels.ts";
 
 /** Below this match score an element counts as not found. */
@@ -243,21 +243,50 @@ export function directionalDistance(anchor: Box, b: Box, kind: RelationKind): nu
   }
 }
 
-/** Grounds a description on a screenshot: OCR (cached per image) plus pixels. */
+type Prepared = GroundingContext & { ocr: LocalOcrResult };
+
+/**
+ * Runs `use` on the fast OCR pass; when it reports a miss and the image has a finer pass (paddle, and
+ * the image is larger than the fast side), runs it again on the fine pass (detection at a higher
+ * resolution: smaller or fainter text), whose answer stands. `use` must be pure: it may run twice.
+ */
+export async function onFastThenFine<T>(
+  image: DecodedImage,
+  signal: AbortSignal | undefined,
+  use: (ctx: Prepared) => { value: T; missed: boolean },
+): Promise<{ value: T; ctx: Prepared; pass: "fast" | "fine" }> {
+  const fast = await prepareGrounding(image, signal);
+  const first = use(fast);
+  if (!first.missed || fast.ocr.backend !== "paddle" || !hasFinerPass(fast.ocr)) {
+    return { value: first.value, ctx: fast, pass: "fast" };
+  }
+  const fine = await prepareGrounding(image, signal, "fine", fast);
+  return { value: use(fine).value, ctx: fine, pass: "fine" };
+}
+
+/** Grounds a description on a screenshot: OCR (cached per image and pass) plus pixels. */
 export async function groundElement(
   image: DecodedImage,
   description: string,
   signal?: AbortSignal,
-): Promise<GroundResult & { ocr: LocalOcrResult }> {
-  const ctx = await prepareGrounding(image, signal);
-  return { ...groundInContext(ctx, description), ocr: ctx.ocr as LocalOcrResult };
+): Promise<GroundResult & { ocr: LocalOcrResult; pass: "fast" | "fine" }> {
+  const { value, ctx, pass } = await onFastThenFine(image, signal, (c) => {
+    const r = groundInContext(c, description);
+    return { value: r, missed: !r.found };
+  });
+  return { ...value, ocr: ctx.ocr, pass };
 }
 
-/** OCR and pixels of a screenshot, ready for several groundings. */
-export async function prepareGrounding(
+/** OCR and pixels of a screenshot, ready for several groundings. `from` lends its decoded pixels. */
+async function prepareGrounding(
   image: DecodedImage,
   signal?: AbortSignal,
-): Promise<GroundingContext & { ocr: LocalOcrResult }> {
-  const [ocr, pixels] = await Promise.all([runLocalOcr(image, signal), decodeToRgba(image).catch(() => null)]);
+  pass: "fast" | "fine" = "fast",
+  from?: Prepared,
+): Promise<Prepared> {
+  const [ocr, pixels] = await Promise.all([
+    runLocalOcr(image, signal, pass),
+    from ? Promise.resolve(from.pixels) : decodeToRgba(image).catch(() => null),
+  ]);
   return { ...groundingContext(ocr, pixels), ocr };
 }

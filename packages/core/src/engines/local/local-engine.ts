@@ -11,7 +11,7 @@ import type {
   PredictInput,
   PredictOutput,
 } from "../types.ts";
-import { groundInContext, prepareGrounding } from "./ground.ts";
+import { type GroundingContext, groundElement, groundInContext, onFastThenFine } from "./ground.ts";
 import {
   type Grounder,
   parseInstruction,
@@ -56,53 +56,66 @@ export function createLocalEngine(options: LocalEngineOptions = {}): LocalEngine
     const steps = parseInstruction(instruction);
     const needsScreen = steps.some(stepNeedsScreen);
     const image = input.screenshot;
-    let ctx: Awaited<ReturnType<typeof prepareGrounding>> | null = null;
-    if (needsScreen) ctx = await engineCall("PREDICTION_FAILED", () => prepareGrounding(image, input.signal));
-    abortIfNeeded(input.signal);
-    const ground: Grounder = (description) => {
-      if (!ctx) throw new Error("grounding without a screenshot context");
-      return groundInContext(ctx, description);
-    };
     const resume = resumePoint(
       instruction,
       input.trajectory.map((t) => t.reasoning),
       steps.length,
     );
-    const plan = planActions(steps, ground, {
-      maxActions: Math.max(1, input.maxActions),
-      tools: input.tools,
-      width: image.width,
-      height: image.height,
-      resume: resume ?? undefined,
-    });
+    const planOn = (c: GroundingContext | null) => {
+      let missed = false;
+      const ground: Grounder = (description) => {
+        if (!c) throw new Error("grounding without a screenshot context");
+        const r = groundInContext(c, description);
+        if (!r.found) missed = true;
+        return r;
+      };
+      const value = planActions(steps, ground, {
+        maxActions: Math.max(1, input.maxActions),
+        tools: input.tools,
+        width: image.width,
+        height: image.height,
+        resume: resume ?? undefined,
+      });
+      return { value, missed };
+    };
+    // something not found on the fast OCR pass is looked for again on the fine one (planning is pure)
+    const { value: plan, ocrWords } = needsScreen
+      ? await engineCall("PREDICTION_FAILED", async () => {
+          const r = await onFastThenFine(image, input.signal, planOn);
+          return { value: r.value, ocrWords: r.ctx.ocr.words.length };
+        })
+      : { value: planOn(null).value, ocrWords: 0 };
+    abortIfNeeded(input.signal);
     const marker = plan.status === "continue" ? ` ${progressMarker(instruction, plan.next, steps.length)}` : "";
     return {
       actions: plan.actions,
       reasoning: `${plan.reasoning}${marker}`.trim(),
       status: plan.status,
       // no language model runs: input_tokens counts the words OCR read, output_tokens stays 0
-      usage: { input_tokens: ctx ? ctx.ocr.words.length : 0, output_tokens: 0 },
+      usage: { input_tokens: ocrWords, output_tokens: 0 },
       model: MANAGED_MODEL_ID,
     };
   }
 
   async function ground(input: GroundInput): Promise<GroundOutput> {
     abortIfNeeded(input.signal);
-    const ctx = await engineCall("GROUNDING_FAILED", () => prepareGrounding(input.screenshot, input.signal));
-    const r = groundInContext(ctx, input.description);
+    const r = await engineCall("GROUNDING_FAILED", () =>
+      groundElement(input.screenshot, input.description, input.signal),
+    );
     return {
       found: r.found,
       x: r.x,
       y: r.y,
       bbox: r.bbox,
       confidence: r.confidence,
-      usage: { input_tokens: ctx.ocr.words.length, output_tokens: 0 },
+      usage: { input_tokens: r.ocr.words.length, output_tokens: 0 },
     };
   }
 
   async function ocr(image: DecodedImage, signal?: AbortSignal): Promise<OcrOutput> {
     abortIfNeeded(signal);
-    const r = await engineCall("PREDICTION_FAILED", () => runLocalOcr(image, signal));
+    // a full read: the fine pass (detection at up to detectionFineSide), not the fast one grounding tries first
+    const r = await engineCall("PREDICTION_FAILED", () => runLocalOcr(image, signal, "fine"));
     return { text: r.text, words: r.words, lines: r.lines };
   }
 
