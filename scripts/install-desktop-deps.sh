@@ -21,6 +21,7 @@ PACKAGES=(
   curl        # file op `download` (runs as the machine's user)
   passwd      # useradd / userdel
   procps      # ps / pkill used by cleanup checks
+  iptables    # owner rule keeping the desktops' DevTools ports to the service (devtools-guard.ts)
   tesseract-ocr # OCR fallback of the local engine (tested)
   fonts-dejavu-core # fonts for rendered test pages
 )

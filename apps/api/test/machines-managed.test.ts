@@ -10,6 +10,8 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import os from "node:os";
 import path from "node:path";
+import { removeDevtoolsGuard } from "@cua/core/machines/devtools-guard";
+import { DEFAULT_PORT_BASES } from "@cua/core/machines/local-desktop-provider";
 import { decodePng } from "@cua/core/machines/png";
 import { processesOfUid, signalPid } from "@cua/core/machines/process-utils";
 import { ledgerSum, release, reserve, topUp } from "@cua/core/wallet/wallet";
@@ -93,6 +95,9 @@ function userExists(name: string): boolean {
 // them); without them the file fails loudly instead of skipping.
 if (!enabled) throw new Error("real-desktop tests need root and the packages of scripts/install-desktop-deps.sh");
 
+/** first X display of this file (its DevTools ports are DEFAULT_PORT_BASES.devtools + display) */
+let lo = 0;
+
 describe("managed machines on real desktops (live key)", () => {
   beforeAll(async () => {
     root = await mkdtemp(path.join(os.tmpdir(), "cua-api-machines-"));
@@ -102,7 +107,7 @@ describe("managed machines on real desktops (live key)", () => {
     });
     await new Promise<void>((r) => page.listen(0, "127.0.0.1", r));
     base = `http://127.0.0.1:${(page.address() as AddressInfo).port}`;
-    const lo = 300 + (process.pid % 300);
+    lo = 300 + (process.pid % 300);
     env = {
       MACHINES_ROOT: root,
       MACHINE_DISPLAY_RANGE: `${lo}-${lo + 200}`,
@@ -114,6 +119,7 @@ describe("managed machines on real desktops (live key)", () => {
   }, 60_000);
 
   afterAll(async () => {
+    if (lo) await removeDevtoolsGuard([DEFAULT_PORT_BASES.devtools + lo, DEFAULT_PORT_BASES.devtools + lo + 200]);
     // whatever a failed test left behind: terminate through the API, then stop the server
     if (s) {
       for (const m of (await api("GET", "/v1/machines").catch(() => ({ body: { machines: [] } }))).body.machines ??
@@ -168,6 +174,22 @@ describe("managed machines on real desktops (live key)", () => {
       where: { accountId: acct.account_id, kind: { not: "topup" } },
     });
     expect(charges.every((c) => c.kind === "charge")).toBe(true); // metering only: provisioning itself charged nothing
+    // GET /v1/usage reports the machine time it charged (no request carries it); the meter keeps
+    // running meanwhile, so the figure lies between the ledger's sums read before and after
+    const meteredSum = async () =>
+      (
+        await s.app.deps.db.walletEntry.aggregate({
+          where: { accountId: acct.account_id, kind: "charge" },
+          _sum: { amount: true },
+        })
+      )._sum.amount ?? 0;
+    const before = await meteredSum();
+    const u = await api("GET", "/v1/usage");
+    const after = await meteredSum();
+    const row = u.body.by_endpoint.find((e: { endpoint: string }) => e.endpoint === "machines (metering)");
+    expect(row?.requests ?? 0).toBe(0);
+    expect(row?.credits_charged ?? 0).toBeGreaterThanOrEqual(before);
+    expect(row?.credits_charged ?? 0).toBeLessThanOrEqual(after);
   }, 90_000);
 
   it("opens a local page, clicks and types through /actions, reads the reaction through the DOM op and a screenshot", async () => {

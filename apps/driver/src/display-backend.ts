@@ -11,7 +11,6 @@ import { CoreError } from "@cua/core/errors";
 import { ChromiumBrowser } from "@cua/core/machines/browser-controller";
 import type { CommandBackend, InputAction } from "@cua/core/machines/commands";
 import { runFileOp } from "@cua/core/machines/file-ops";
-import { toKeysym } from "@cua/core/machines/keys";
 import { LocalHomeFs } from "@cua/core/machines/local-fs";
 import { pngSize } from "@cua/core/machines/png";
 import type { UserIdentity } from "@cua/core/machines/process-utils";
@@ -19,7 +18,7 @@ import { run, signalGroup, spawnDaemon, userEnv, waitFor } from "@cua/core/machi
 import type { Screenshot } from "@cua/core/machines/provider";
 import { MachineOpError } from "@cua/core/machines/provider";
 import { TerminalSessions } from "@cua/core/machines/terminal-sessions";
-import { XdotoolSession } from "@cua/core/machines/xdotool-session";
+import { XdotoolSession, xdotoolArgs } from "@cua/core/machines/xdotool-session";
 
 export interface DisplayOptions {
   /** X display, e.g. ":0" */
@@ -31,81 +30,6 @@ export interface DisplayOptions {
   /** DevTools port for the driver's Chromium (default 9333) */
   devtoolsPort?: number;
   chromiumPath?: string;
-}
-
-/** The same xdotool command lines the managed provider sends (local-desktop-provider.ts). */
-export function xdotoolArgs(a: InputAction): { args: string[]; input?: string } {
-  const buttonNo = (b: "left" | "right" | "middle") => (b === "left" ? "1" : b === "middle" ? "2" : "3");
-  const syms = (keys: string[]) =>
-    keys.map((k) => {
-      const s = toKeysym(k);
-      if (!s) throw new MachineOpError("INVALID_KEY", `Unknown key ${k}.`);
-      return s;
-    });
-  const hold = (keys: string[]) => syms(keys).flatMap((k) => ["keydown", k]);
-  const release = (keys: string[]) =>
-    syms(keys)
-      .reverse()
-      .flatMap((k) => ["keyup", k]);
-  switch (a.kind) {
-    case "click": {
-      const b = buttonNo(a.button);
-      const clicks = Array.from({ length: a.clicks }, (_, i) => [
-        ...(i > 0 ? ["sleep", "0.04"] : []),
-        "mousedown",
-        b,
-        "mouseup",
-        b,
-      ]).flat();
-      return {
-        args: ["mousemove", String(a.x), String(a.y), ...hold(a.hold_keys), ...clicks, ...release(a.hold_keys)],
-      };
-    }
-    case "move":
-      return { args: ["mousemove", String(a.x), String(a.y)] };
-    case "type":
-      return { args: ["type", "--delay", "12", "--file", "-"], input: a.text };
-    case "keys":
-      return a.chord
-        ? { args: ["key", "--delay", "20", syms(a.keys).join("+")] }
-        : { args: ["key", "--delay", "20", ...syms(a.keys)] };
-    case "scroll": {
-      const move = a.x !== undefined && a.y !== undefined ? ["mousemove", String(a.x), String(a.y)] : [];
-      if (a.clicks === 0) return { args: move.length ? move : ["sleep", "0"] };
-      const button = a.direction === "vertical" ? (a.clicks > 0 ? "4" : "5") : a.clicks > 0 ? "7" : "6";
-      return { args: [...move, "click", "--repeat", String(Math.abs(a.clicks)), "--delay", "20", button] };
-    }
-    case "drag": {
-      const b = buttonNo(a.button);
-      const mx = Math.round((a.x1 + a.x2) / 2);
-      const my = Math.round((a.y1 + a.y2) / 2);
-      return {
-        args: [
-          "mousemove",
-          String(a.x1),
-          String(a.y1),
-          ...hold(a.hold_keys),
-          "mousedown",
-          b,
-          "sleep",
-          "0.05",
-          "mousemove",
-          String(mx),
-          String(my),
-          "sleep",
-          "0.05",
-          "mousemove",
-          String(a.x2),
-          String(a.y2),
-          "sleep",
-          "0.05",
-          "mouseup",
-          b,
-          ...release(a.hold_keys),
-        ],
-      };
-    }
-  }
 }
 
 export class DisplayBackend {

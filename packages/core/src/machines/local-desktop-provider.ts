@@ -10,7 +10,7 @@
 
 import { spawn } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
-import { createReadStream, createWriteStream, existsSync, constants as fsc } from "node:fs";
+import { createReadStream, createWriteStream, existsSync, constants as fsc, readFileSync } from "node:fs";
 import { chmod, chown, lstat, mkdir, open, readFile, rm, stat, unlink, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { pipeline } from "node:stream/promises";
@@ -29,8 +29,8 @@ import {
   runBatch,
   runCommand,
 } from "./commands.ts";
+import { type DevtoolsGuardState, guardDevtoolsPorts } from "./devtools-guard.ts";
 import { runFileOp } from "./file-ops.ts";
-import { toKeysym } from "./keys.ts";
 import { LocalHomeFs } from "./local-fs.ts";
 import { isInside } from "./paths.ts";
 import { pngSize } from "./png.ts";
@@ -65,7 +65,35 @@ import type {
 } from "./provider.ts";
 import { assertDesktop, assertStatus, MachineHandleBase, MachineOpError, nowIso, ProvisionInput } from "./provider.ts";
 import { TerminalSessions } from "./terminal-sessions.ts";
-import { XdotoolSession } from "./xdotool-session.ts";
+import { XdotoolSession, xdotoolArgs } from "./xdotool-session.ts";
+
+/**
+ * Default per-machine port bases (port = base + display). They sit below Linux's ephemeral range
+ * (32768..60999): a desktop's port is never taken by some process's outgoing connection or port-0
+ * listener, and the DevTools guard's range never covers an unrelated ephemeral listener.
+ */
+export const DEFAULT_PORT_BASES = { devtools: 29_000, vnc: 30_000, websocket: 31_000 } as const;
+
+/** Which of the ranges overlaps the host's ephemeral port range (net.ipv4.ip_local_port_range). */
+export function ephemeralPortOverlaps(
+  ranges: Record<string, [number, number]>,
+  localPortRange = readLocalPortRange(),
+): string[] {
+  if (!localPortRange) return [];
+  const [elo, ehi] = localPortRange;
+  return Object.entries(ranges)
+    .filter(([, [lo, hi]]) => lo <= ehi && hi >= elo)
+    .map(([name, [lo, hi]]) => `${name} ports ${lo}-${hi}`);
+}
+
+function readLocalPortRange(): [number, number] | null {
+  try {
+    const [lo, hi] = readFileSync("/proc/sys/net/ipv4/ip_local_port_range", "utf8").trim().split(/\s+/).map(Number);
+    return lo && hi ? [lo, hi] : null;
+  } catch {
+    return null;
+  }
+}
 
 export interface LocalDesktopProviderOptions {
   /** homes live in rootDir/<user>, per-machine runtime files (X cookie, VNC password, logs) in rootDir/.runtime/<user> */
@@ -76,7 +104,7 @@ export interface LocalDesktopProviderOptions {
   userPrefix?: string;
   /** X display numbers to use, inclusive (default 100..899) */
   displayRange?: [number, number];
-  /** per-machine ports are base + display number */
+  /** per-machine ports are base + display number (defaults: DEFAULT_PORT_BASES, 29000/30000/31000) */
   devtoolsPortBase?: number;
   vncPortBase?: number;
   websocketPortBase?: number;
@@ -94,6 +122,13 @@ export interface LocalDesktopProviderOptions {
   screenshotQuality?: number;
   /** provider name stored in handles (default "local-desktop") */
   name?: string;
+  /**
+   * keep the desktops' DevTools ports to the service's own uid with an iptables owner rule (default true;
+   * see devtools-guard.ts). When the rule cannot be installed the desktops still run and `onWarning` says why.
+   */
+  devtoolsGuard?: boolean;
+  /** where the provider reports what weakens isolation (default console.warn) */
+  onWarning?: (message: string) => void;
 }
 
 const ProcRecord = z.object({ role: z.string(), pid: z.number().int(), start_time: z.number() });
@@ -217,6 +252,7 @@ export class LocalDesktopProvider implements MachineProvider {
   private readonly machineLocks = new Map<string, Mutex>();
   private readonly claimedDisplays = new Set<number>();
   private readonly userAdmin = new Mutex();
+  private devtoolsGuardState: Promise<DevtoolsGuardState> | null = null;
 
   constructor(options: LocalDesktopProviderOptions) {
     if (!path.isAbsolute(options.rootDir) || path.resolve(options.rootDir) === "/") {
@@ -229,9 +265,9 @@ export class LocalDesktopProvider implements MachineProvider {
     this.opts = {
       userPrefix: options.userPrefix ?? "cua",
       displayRange: options.displayRange ?? [100, 899],
-      devtoolsPortBase: options.devtoolsPortBase ?? 40_000,
-      vncPortBase: options.vncPortBase ?? 41_000,
-      websocketPortBase: options.websocketPortBase ?? 42_000,
+      devtoolsPortBase: options.devtoolsPortBase ?? DEFAULT_PORT_BASES.devtools,
+      vncPortBase: options.vncPortBase ?? DEFAULT_PORT_BASES.vnc,
+      websocketPortBase: options.websocketPortBase ?? DEFAULT_PORT_BASES.websocket,
       publicHost: options.publicHost ?? "127.0.0.1",
       websocketListenHost: options.websocketListenHost ?? "127.0.0.1",
       chromiumPath:
@@ -240,9 +276,21 @@ export class LocalDesktopProvider implements MachineProvider {
       startTimeoutMs: options.startTimeoutMs ?? 30_000,
       novncWebDir: options.novncWebDir ?? "/usr/share/novnc",
       screenshotQuality: options.screenshotQuality ?? 75,
+      devtoolsGuard: options.devtoolsGuard ?? true,
+      onWarning: options.onWarning ?? ((m: string) => console.warn(m)),
     };
     if (!/^[a-z][a-z0-9]{0,10}$/.test(this.opts.userPrefix))
       throw new Error("LocalDesktopProvider: userPrefix must match ^[a-z][a-z0-9]{0,10}$");
+    const [lo, hi] = this.opts.displayRange;
+    const overlaps = ephemeralPortOverlaps({
+      DevTools: [this.opts.devtoolsPortBase + lo, this.opts.devtoolsPortBase + hi],
+      VNC: [this.opts.vncPortBase + lo, this.opts.vncPortBase + hi],
+      websocket: [this.opts.websocketPortBase + lo, this.opts.websocketPortBase + hi],
+    });
+    if (overlaps.length)
+      this.opts.onWarning(
+        `machines: ${overlaps.join(", ")} overlap the host's ephemeral port range; another process can take a desktop's port, and the DevTools guard blocks unrelated listeners there`,
+      );
   }
 
   // -------------------------------------------------------------------------------------------
@@ -721,12 +769,37 @@ export class LocalDesktopProvider implements MachineProvider {
     }
   }
 
+  /**
+   * Whether other local users are kept off the desktops' DevTools ports (installed once per provider,
+   * before the first Chromium starts).
+   */
+  devtoolsIsolation(): Promise<DevtoolsGuardState> {
+    if (!this.devtoolsGuardState) {
+      const [lo, hi] = this.opts.displayRange;
+      const range: [number, number] = [this.opts.devtoolsPortBase + lo, this.opts.devtoolsPortBase + hi];
+      const uid = process.getuid?.() ?? 0;
+      this.devtoolsGuardState = (
+        this.opts.devtoolsGuard
+          ? guardDevtoolsPorts(range, uid)
+          : Promise.resolve<DevtoolsGuardState>({ enforced: false, reason: "disabled by configuration" })
+      ).then((st) => {
+        if (!st.enforced)
+          this.opts.onWarning(
+            `machines: DevTools ports ${range[0]}-${range[1]} are not guarded (${st.reason}); any local user can drive the desktops' browsers`,
+          );
+        return st;
+      });
+    }
+    return this.devtoolsGuardState;
+  }
+
   /** Starts Chromium when its DevTools endpoint does not answer; true when it started it. */
   private async ensureChromium(rt: Runtime): Promise<boolean> {
     const h = rt.handle;
     if (h.display === null || h.devtools_port === null)
       throw new MachineOpError("BROWSER_UNAVAILABLE", "The machine has no desktop running.");
     const port = h.devtools_port;
+    await this.devtoolsIsolation();
     if (await this.devtoolsReady(port)) return false;
     // a stale profile lock (after a kill or a snapshot restore) would make Chromium hand off and exit
     await run("/bin/sh", ["-c", 'rm -f -- "$1"/Singleton*', "sh", path.join(h.home_dir, CHROMIUM_PROFILE)], {
@@ -941,87 +1014,8 @@ export class LocalDesktopProvider implements MachineProvider {
     throw new CoreError("SCREENSHOT_FAILED", `The capture failed: ${last}`);
   }
 
-  private xdotoolArgs(a: InputAction): { args: string[]; input?: string } {
-    const buttonNo = (b: "left" | "right" | "middle") => (b === "left" ? "1" : b === "middle" ? "2" : "3");
-    const syms = (keys: string[]) =>
-      keys.map((k) => {
-        const s = toKeysym(k);
-        if (!s) throw new MachineOpError("INVALID_KEY", `Unknown key ${k}.`);
-        return s;
-      });
-    const hold = (keys: string[]) => syms(keys).flatMap((k) => ["keydown", k]);
-    const release = (keys: string[]) =>
-      syms(keys)
-        .reverse()
-        .flatMap((k) => ["keyup", k]);
-    switch (a.kind) {
-      case "click": {
-        // press + release; xdotool's own `click` would sleep its --delay (100 ms by default) after every
-        // click. Rapid clicks were dropped only while openbox grabbed client windows (see openboxConfig).
-        const b = buttonNo(a.button);
-        const clicks = Array.from({ length: a.clicks }, (_, i) => [
-          ...(i > 0 ? ["sleep", "0.04"] : []),
-          "mousedown",
-          b,
-          "mouseup",
-          b,
-        ]).flat();
-        return {
-          args: ["mousemove", String(a.x), String(a.y), ...hold(a.hold_keys), ...clicks, ...release(a.hold_keys)],
-        };
-      }
-      case "move":
-        return { args: ["mousemove", String(a.x), String(a.y)] };
-      case "type":
-        return { args: ["type", "--delay", "12", "--file", "-"], input: a.text };
-      case "keys":
-        return a.chord
-          ? { args: ["key", "--delay", "20", syms(a.keys).join("+")] }
-          : { args: ["key", "--delay", "20", ...syms(a.keys)] };
-      case "scroll": {
-        if (a.clicks === 0)
-          return {
-            args: a.x !== undefined && a.y !== undefined ? ["mousemove", String(a.x), String(a.y)] : ["sleep", "0"],
-          };
-        const button = a.direction === "vertical" ? (a.clicks > 0 ? "4" : "5") : a.clicks > 0 ? "7" : "6";
-        const move = a.x !== undefined && a.y !== undefined ? ["mousemove", String(a.x), String(a.y)] : [];
-        return { args: [...move, "click", "--repeat", String(Math.abs(a.clicks)), "--delay", "20", button] };
-      }
-      case "drag": {
-        const b = buttonNo(a.button);
-        const mx = Math.round((a.x1 + a.x2) / 2);
-        const my = Math.round((a.y1 + a.y2) / 2);
-        return {
-          args: [
-            "mousemove",
-            String(a.x1),
-            String(a.y1),
-            ...hold(a.hold_keys),
-            "mousedown",
-            b,
-            "sleep",
-            "0.05",
-            "mousemove",
-            String(mx),
-            String(my),
-            "sleep",
-            "0.05",
-            "mousemove",
-            String(a.x2),
-            String(a.y2),
-            "sleep",
-            "0.05",
-            "mouseup",
-            b,
-            ...release(a.hold_keys),
-          ],
-        };
-      }
-    }
-  }
-
   private async input(rt: Runtime, a: InputAction, signal: AbortSignal): Promise<void> {
-    const { args, input } = this.xdotoolArgs(a);
+    const { args, input } = xdotoolArgs(a);
     await rt.input.run(async () => {
       if (input === undefined && XdotoolSession.canScript(args)) {
         try {

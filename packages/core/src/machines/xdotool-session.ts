@@ -7,8 +7,11 @@
 
 import { type ChildProcess, spawn } from "node:child_process";
 import type { Readable, Writable } from "node:stream";
+import type { InputAction } from "./commands.ts";
+import { toKeysym } from "./keys.ts";
 import type { UserIdentity } from "./process-utils.ts";
 import { signalGroup } from "./process-utils.ts";
+import { MachineOpError } from "./provider.ts";
 
 export const SCRIPT_SAFE_TOKEN = /^[A-Za-z0-9_.+-]{1,64}$/;
 
@@ -95,5 +98,85 @@ export class XdotoolSession {
     const p = this.proc;
     this.proc = null;
     if (p?.pid !== undefined) signalGroup(p.pid, "SIGKILL");
+  }
+}
+
+/** The xdotool command line for one input action: what managed desktops and the driver both send. */
+export function xdotoolArgs(a: InputAction): { args: string[]; input?: string } {
+  const buttonNo = (b: "left" | "right" | "middle") => (b === "left" ? "1" : b === "middle" ? "2" : "3");
+  const syms = (keys: string[]) =>
+    keys.map((k) => {
+      const s = toKeysym(k);
+      if (!s) throw new MachineOpError("INVALID_KEY", `Unknown key ${k}.`);
+      return s;
+    });
+  const hold = (keys: string[]) => syms(keys).flatMap((k) => ["keydown", k]);
+  const release = (keys: string[]) =>
+    syms(keys)
+      .reverse()
+      .flatMap((k) => ["keyup", k]);
+  switch (a.kind) {
+    case "click": {
+      // press + release; xdotool's own `click` would sleep its --delay (100 ms by default) after every
+      // click. Rapid clicks were dropped only while openbox grabbed client windows (see openboxConfig).
+      const b = buttonNo(a.button);
+      const clicks = Array.from({ length: a.clicks }, (_, i) => [
+        ...(i > 0 ? ["sleep", "0.04"] : []),
+        "mousedown",
+        b,
+        "mouseup",
+        b,
+      ]).flat();
+      return {
+        args: ["mousemove", String(a.x), String(a.y), ...hold(a.hold_keys), ...clicks, ...release(a.hold_keys)],
+      };
+    }
+    case "move":
+      return { args: ["mousemove", String(a.x), String(a.y)] };
+    case "type":
+      return { args: ["type", "--delay", "12", "--file", "-"], input: a.text };
+    case "keys":
+      return a.chord
+        ? { args: ["key", "--delay", "20", syms(a.keys).join("+")] }
+        : { args: ["key", "--delay", "20", ...syms(a.keys)] };
+    case "scroll": {
+      if (a.clicks === 0)
+        return {
+          args: a.x !== undefined && a.y !== undefined ? ["mousemove", String(a.x), String(a.y)] : ["sleep", "0"],
+        };
+      const button = a.direction === "vertical" ? (a.clicks > 0 ? "4" : "5") : a.clicks > 0 ? "7" : "6";
+      const move = a.x !== undefined && a.y !== undefined ? ["mousemove", String(a.x), String(a.y)] : [];
+      return { args: [...move, "click", "--repeat", String(Math.abs(a.clicks)), "--delay", "20", button] };
+    }
+    case "drag": {
+      const b = buttonNo(a.button);
+      const mx = Math.round((a.x1 + a.x2) / 2);
+      const my = Math.round((a.y1 + a.y2) / 2);
+      return {
+        args: [
+          "mousemove",
+          String(a.x1),
+          String(a.y1),
+          ...hold(a.hold_keys),
+          "mousedown",
+          b,
+          "sleep",
+          "0.05",
+          "mousemove",
+          String(mx),
+          String(my),
+          "sleep",
+          "0.05",
+          "mousemove",
+          String(a.x2),
+          String(a.y2),
+          "sleep",
+          "0.05",
+          "mouseup",
+          b,
+          ...release(a.hold_keys),
+        ],
+      };
+    }
   }
 }

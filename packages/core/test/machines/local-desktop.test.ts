@@ -10,9 +10,10 @@ import type { AddressInfo } from "node:net";
 import net from "node:net";
 import os from "node:os";
 import path from "node:path";
+import { removeDevtoolsGuard } from "@cua/core/machines/devtools-guard";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CoreError } from "../../src/errors.ts";
-import { LocalDesktopProvider, openboxConfig } from "../../src/machines/local-desktop-provider.ts";
+import { DEFAULT_PORT_BASES, LocalDesktopProvider, openboxConfig } from "../../src/machines/local-desktop-provider.ts";
 import { decodePng, distinctColors } from "../../src/machines/png.ts";
 import { processesOfUid } from "../../src/machines/process-utils.ts";
 import type { MachineHandle } from "../../src/machines/provider.ts";
@@ -94,6 +95,8 @@ describe("openbox config", () => {
 // them); without them the file fails loudly instead of skipping.
 if (!enabled) throw new Error("real-desktop tests need root and the packages of scripts/install-desktop-deps.sh");
 
+const FIRST_DISPLAY = 300 + (process.pid % 200);
+
 describe("local desktop provider (real Xvfb desktop)", () => {
   let root: string;
   let provider: LocalDesktopProvider;
@@ -115,7 +118,7 @@ describe("local desktop provider (real Xvfb desktop)", () => {
     });
     await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
     base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    provider = new LocalDesktopProvider({ rootDir: root, displayRange: [300 + (process.pid % 200), 899] });
+    provider = new LocalDesktopProvider({ rootDir: root, displayRange: [FIRST_DISPLAY, 899] });
     const t0 = performance.now();
     handle = await provider.provision({
       machineId: `mch_test_${process.pid.toString(16)}aa`,
@@ -126,6 +129,7 @@ describe("local desktop provider (real Xvfb desktop)", () => {
   });
 
   afterAll(async () => {
+    await removeDevtoolsGuard([DEFAULT_PORT_BASES.devtools + FIRST_DISPLAY, DEFAULT_PORT_BASES.devtools + 899]);
     if (handle && userExists(String(handle.user))) await provider.terminate(handle).catch(() => {});
     await provider?.close();
     server?.close();
@@ -156,6 +160,22 @@ describe("local desktop provider (real Xvfb desktop)", () => {
       refused = true;
     }
     expect(refused).toBe(true);
+  });
+
+  it("its browser's DevTools port answers the service and refuses every other local user", async () => {
+    expect(await provider.devtoolsIsolation()).toMatchObject({ enforced: true });
+    const port = Number(handle.devtools_port);
+    // the service (root) reaches it: that is how browser ops work
+    const version = await fetch(`http://127.0.0.1:${port}/json/version`);
+    expect(version.ok).toBe(true);
+    // the machine's own user (what a customer's terminal command runs as) is refused
+    const probe = `(exec 3<>/dev/tcp/127.0.0.1/${port}) 2>/dev/null && echo connected || echo refused`;
+    expect(String((await provider.terminal(handle, { command: probe })).result.output).trim()).toBe("refused");
+    // and so is any other local user
+    const other = execFileSync("setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", "bash", "-c", probe], {
+      encoding: "utf8",
+    });
+    expect(other.trim()).toBe("refused");
   });
 
   it("takes a 1280x720 screenshot that is not blank", async () => {
@@ -426,7 +446,7 @@ describe("local desktop provider (real Xvfb desktop)", () => {
 
   it("a new provider instance re-adopts the running desktop (service restart)", async () => {
     await provider.close();
-    provider = new LocalDesktopProvider({ rootDir: root, displayRange: [300 + (process.pid % 200), 899] });
+    provider = new LocalDesktopProvider({ rootDir: root, displayRange: [FIRST_DISPLAY, 899] });
     const [r] = await provider.reconcile([handle]);
     expect(r).toMatchObject({ machine_id: handle.machine_id, status: "running", changed: false });
     expect(r!.detail).toBe("re-adopted");
