@@ -2,36 +2,14 @@
 // database) next to a bare Fastify handler measured in the same run, as ratios.
 //   npm run bench -- api
 import { randomUUID } from "node:crypto";
-import { createAccount } from "@cua/core/accounts/create-account";
-import { createTestDatabase, prepareTemplate } from "@cua/db/testing";
-import { load, percentile, row, spawnAndWait } from "./lib.ts";
+import { load, percentile, row, spawnAndWait, startBenchService } from "./lib.ts";
 
 export async function benchApi() {
-  await prepareTemplate();
-  const db = await createTestDatabase();
-  const deps = {
-    db: db.db,
-    clock: { now: () => new Date() },
-    kek: Buffer.alloc(32, 1),
-    logger: { debug() {}, info() {}, warn() {}, error() {} },
-  };
-  const acct = await createAccount(deps, { name: "bench", tier: "enterprise", credits: 0 });
-  const api = await spawnAndWait(
-    "apps/api/src/main.ts",
-    {
-      DATABASE_URL: db.url,
-      PORT: "0",
-      LOG_LEVEL: "error",
-      SECRETS_KEY: "01".repeat(32),
-      RATE_LIMIT_SCALE: "1000",
-      DATA_DIR: "/tmp/cua-bench",
-    },
-    /API listening on (http:\/\/\S+)/,
-  );
+  const svc = await startBenchService();
   const bare = await spawnAndWait("bench/bare-server.ts", {}, /BARE_LISTENING (\d+)/);
-  const apiUrl = api.match[1]!;
+  const apiUrl = svc.url;
   const bareUrl = `http://127.0.0.1:${bare.match[1]}`;
-  const auth = { "x-api-key": acct.live_key };
+  const auth = { "x-api-key": svc.account.live_key };
   try {
     console.log("\n== API spine: authenticated calls vs a bare Fastify handler (20 connections, 8 s each) ==");
     const bareGet = await load({ url: `${bareUrl}/bare` });
@@ -73,9 +51,7 @@ export async function benchApi() {
       `${"POST /v1/keys + Idempotency-Key (fresh, serial)".padEnd(46)} ${(1000 / (lat.reduce((a, b) => a + b, 0) / lat.length)).toFixed(0).padStart(7)} req/s  p50 ${percentile(lat, 50).toFixed(1).padStart(6)} ms  p99 ${percentile(lat, 99).toFixed(1).padStart(6)} ms  (1 connection)`,
     );
   } finally {
-    api.child.kill("SIGTERM");
     bare.child.kill("SIGTERM");
-    await new Promise((r) => setTimeout(r, 500));
-    await db.drop();
+    await svc.stop();
   }
 }

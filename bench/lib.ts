@@ -48,3 +48,46 @@ export function row(name: string, f: Figures, base?: Figures): string {
 export function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0;
 }
+
+/**
+ * The real service in its own process on a fresh PostgreSQL database, with one enterprise account:
+ * what every service benchmark starts from. `stop()` kills it and drops the database.
+ */
+export async function startBenchService(opts: { credits?: number; env?: Record<string, string> } = {}) {
+  const { createAccount } = await import("@cua/core/accounts/create-account");
+  const { createTestDatabase, prepareTemplate } = await import("@cua/db/testing");
+  await prepareTemplate();
+  const db = await createTestDatabase();
+  const deps = {
+    db: db.db,
+    clock: { now: () => new Date() },
+    kek: Buffer.alloc(32, 1),
+    logger: { debug() {}, info() {}, warn() {}, error() {} },
+  };
+  const account = await createAccount(deps, { name: "bench", tier: "enterprise", credits: opts.credits ?? 0 });
+  const api = await spawnAndWait(
+    "apps/api/src/main.ts",
+    {
+      DATABASE_URL: db.url,
+      PORT: "0",
+      LOG_LEVEL: "error",
+      SECRETS_KEY: "01".repeat(32),
+      RATE_LIMIT_SCALE: "1000",
+      DATA_DIR: "/tmp/cua-bench",
+      ...opts.env,
+    },
+    // measure after the engine's warm-up (main.ts loads the OCR models right after listening)
+    /API listening on (http:\/\/\S+)[\s\S]*engine (?:ready|warm-up failed)/,
+  );
+  return {
+    db,
+    account,
+    url: api.match[1]!,
+    child: api.child,
+    async stop() {
+      api.child.kill("SIGTERM");
+      await new Promise((r) => api.child.once("exit", r));
+      await db.drop();
+    },
+  };
+}

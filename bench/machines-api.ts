@@ -13,10 +13,8 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import os from "node:os";
 import path from "node:path";
-import { createAccount } from "@cua/core/accounts/create-account";
-import { createTestDatabase, prepareTemplate } from "@cua/db/testing";
 import { DriverClient } from "../apps/driver/src/client.ts";
-import { percentile, spawnAndWait } from "./lib.ts";
+import { percentile, startBenchService } from "./lib.ts";
 
 function arg(name: string, fallback: number): number {
   const i = process.argv.indexOf(`--${name}`);
@@ -34,15 +32,6 @@ export async function benchMachines() {
   const shots = arg("shots", 100);
   const batches = arg("batches", 5);
   const trips = arg("trips", 200);
-  await prepareTemplate();
-  const db = await createTestDatabase();
-  const deps = {
-    db: db.db,
-    clock: { now: () => new Date() },
-    kek: Buffer.alloc(32, 1),
-    logger: { debug() {}, info() {}, warn() {}, error() {} },
-  };
-  const acct = await createAccount(deps, { name: "bench", tier: "enterprise", credits: 100_000 });
   const root = await mkdtemp(path.join(os.tmpdir(), "cua-bench-machines-"));
   await chmod(root, 0o711); // machine users must be able to traverse to their homes under root/machines
   const page = http.createServer((_, res) => {
@@ -51,25 +40,16 @@ export async function benchMachines() {
   });
   await new Promise<void>((r) => page.listen(0, "127.0.0.1", r));
   const pageUrl = `http://127.0.0.1:${(page.address() as AddressInfo).port}/`;
-  const api = await spawnAndWait(
-    "apps/api/src/main.ts",
-    {
-      DATABASE_URL: db.url,
-      PORT: "0",
-      LOG_LEVEL: "error",
-      SECRETS_KEY: "01".repeat(32),
-      RATE_LIMIT_SCALE: "1000",
-      DATA_DIR: path.join(root, "data"),
-      MACHINES_ROOT: path.join(root, "machines"),
-    },
-    /API listening on (http:\/\/\S+)/,
-  );
-  const base = api.match[1]!;
+  const svc = await startBenchService({
+    credits: 100_000,
+    env: { DATA_DIR: path.join(root, "data"), MACHINES_ROOT: path.join(root, "machines") },
+  });
+  const base = svc.url;
   const req = async (method: string, p: string, body?: unknown, headers: Record<string, string> = {}) => {
     const r = await fetch(base + p, {
       method,
       headers: {
-        "X-API-Key": acct.live_key,
+        "X-API-Key": svc.account.live_key,
         ...(body === undefined ? {} : { "Content-Type": "application/json" }),
         ...headers,
       },
@@ -190,10 +170,8 @@ export async function benchMachines() {
     );
     await req("DELETE", `/v1/machines/${enrolled.machine_id}`);
   } finally {
-    api.child.kill("SIGTERM");
-    await new Promise((r) => api.child.once("exit", r));
+    await svc.stop();
     page.close();
-    await db.drop();
     await rm(root, { recursive: true, force: true });
   }
 }

@@ -2,10 +2,8 @@
 // next to a bare Fastify handler that parses the same body, measured in the same run.
 //   npm run bench -- predict
 import { randomBytes } from "node:crypto";
-import { createAccount } from "@cua/core/accounts/create-account";
 import { makePng } from "@cua/core/images/screenshot";
-import { createTestDatabase, prepareTemplate } from "@cua/db/testing";
-import { load, row, spawnAndWait } from "./lib.ts";
+import { load, row, spawnAndWait, startBenchService } from "./lib.ts";
 
 /** A PNG of about `bytes` bytes: random pixels do not compress. */
 function screenshotOf(bytes: number): string {
@@ -18,27 +16,7 @@ function screenshotOf(bytes: number): string {
 }
 
 export async function benchPredict() {
-  await prepareTemplate();
-  const db = await createTestDatabase();
-  const deps = {
-    db: db.db,
-    clock: { now: () => new Date() },
-    kek: Buffer.alloc(32, 1),
-    logger: { debug() {}, info() {}, warn() {}, error() {} },
-  };
-  const acct = await createAccount(deps, { name: "bench", tier: "enterprise", credits: 0 });
-  const api = await spawnAndWait(
-    "apps/api/src/main.ts",
-    {
-      DATABASE_URL: db.url,
-      PORT: "0",
-      LOG_LEVEL: "error",
-      SECRETS_KEY: "01".repeat(32),
-      RATE_LIMIT_SCALE: "1000",
-      DATA_DIR: "/tmp/cua-bench",
-    },
-    /API listening on (http:\/\/\S+)/,
-  );
+  const svc = await startBenchService();
   const bare = await spawnAndWait("bench/bare-server.ts", {}, /BARE_LISTENING (\d+)/);
   const shot = screenshotOf(300 * 1024);
   const body = JSON.stringify({ screenshot: shot, instruction: "click 10,20 then type 'hello'" });
@@ -55,18 +33,16 @@ export async function benchPredict() {
     });
     console.log(row("bare Fastify POST (parse the same body)", b));
     const p = await load({
-      url: `${api.match[1]}/v1/predict`,
+      url: `${svc.url}/v1/predict`,
       method: "POST",
-      headers: { "content-type": "application/json", "x-api-key": acct.test_key },
+      headers: { "content-type": "application/json", "x-api-key": svc.account.test_key },
       body,
       connections: 10,
     });
     console.log(row("POST /v1/predict (test key, sandbox)", p, b));
   } finally {
-    api.child.kill("SIGTERM");
     bare.child.kill("SIGTERM");
-    await new Promise((r) => setTimeout(r, 500));
-    await db.drop();
+    await svc.stop();
   }
 }
 

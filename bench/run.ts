@@ -1,4 +1,5 @@
-// npm run bench [-- <name> ...]   (names: api; others as later issues add them)
+// npm run bench [-- <name> ...]   (names: api, predict, machines, runs; all when none is named)
+// The grounding benchmark runs on its own: npx tsx bench/grounding/run.ts
 import { benchApi } from "./api.ts";
 import { benchMachines } from "./machines-api.ts";
 import { benchPredict } from "./predict.ts";

@@ -6,9 +6,8 @@
 // 2. SSE fan-out: 500 concurrent subscribers of GET /v1/runs/{id}/events, events delivered per second and
 //    the delivery latency (frame inserted -> frame received), p50/p99.
 import http from "node:http";
-import { createAccount } from "@cua/core/accounts/create-account";
-import { createTestDatabase, prepareTemplate, type TestDatabase } from "@cua/db/testing";
-import { percentile, spawnAndWait } from "./lib.ts";
+import type { TestDatabase } from "@cua/db/testing";
+import { percentile, startBenchService } from "./lib.ts";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -163,31 +162,12 @@ async function fanOut(
 }
 
 export async function benchRuns() {
-  await prepareTemplate();
-  const db = await createTestDatabase();
-  const deps = {
-    db: db.db,
-    clock: { now: () => new Date() },
-    kek: Buffer.alloc(32, 1),
-    logger: { debug() {}, info() {}, warn() {}, error() {} },
-  };
-  const acct = await createAccount(deps, { name: "bench", tier: "enterprise", credits: 0 });
-  const api = await spawnAndWait(
-    "apps/api/src/main.ts",
-    {
-      DATABASE_URL: db.url,
-      PORT: "0",
-      LOG_LEVEL: "error",
-      SECRETS_KEY: "01".repeat(32),
-      RATE_LIMIT_SCALE: "1000",
-      DATA_DIR: "/tmp/cua-bench-runs",
-      MACHINE_PROVIDER: "none",
-      EXECUTOR_CONCURRENCY: "32",
-    },
-    /API listening on (http:\/\/\S+)/,
-  );
-  const base = api.match[1]!;
-  const key = acct.test_key;
+  const svc = await startBenchService({
+    env: { DATA_DIR: "/tmp/cua-bench-runs", MACHINE_PROVIDER: "none", EXECUTOR_CONCURRENCY: "32" },
+  });
+  const db = svc.db;
+  const base = svc.url;
+  const key = svc.account.test_key;
   try {
     const machines: string[] = [];
     for (let i = 0; i < 4; i++) {
@@ -243,9 +223,7 @@ export async function benchRuns() {
       );
     }
   } finally {
-    api.child.kill("SIGTERM");
-    await new Promise((r) => api.child.once("exit", r));
-    await db.drop();
+    await svc.stop();
   }
 }
 

@@ -83,7 +83,10 @@ describe("embedded defaults", () => {
     try {
       const url = await svc.url();
       expect(svc.output()).not.toContain("First run");
-      expect((await call(url, "GET", "/v1/usage", { key: liveKey })).status).toBe(200);
+      const u = await call(url, "GET", "/v1/usage", { key: liveKey });
+      expect(u.status).toBe(200);
+      // the first run's request was written to the embedded database (at the latest on shutdown)
+      expect(u.body.by_endpoint).toEqual([{ endpoint: "GET /v1/usage", requests: 1, credits_charged: 0 }]);
     } finally {
       await stopChild(svc.child);
     }
