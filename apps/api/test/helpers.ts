@@ -4,7 +4,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { createAccount, type Tier } from "@cua/core/accounts/create-account";
-import { createTestDatabase, type TestDatabase } from "@cua/db/testing";
+import { createTestDatabase, TEST_PG_ADMIN_URL, type TestDatabase } from "@cua/db/testing";
 import { type App, createApp } from "../src/app.ts";
 import { loadEnv } from "../src/env.ts";
 
@@ -27,19 +27,58 @@ export interface TestServer {
 }
 
 export async function startTestServer(env: Record<string, string> = {}, db?: TestDatabase): Promise<TestServer> {
-  const tdb = db ?? (await createTestDatabase());
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "cua-test-"));
-  const app = await createApp(
-    loadEnv({
-      DATABASE_URL: tdb.url,
-      PORT: "0",
-      LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? "silent",
-      SECRETS_KEY: TEST_SECRETS_KEY,
-      DATA_DIR: dataDir,
-      ...env,
-    }),
+  // A start that takes minutes fails the file's hook with no clue where it stood: after 30 s this says
+  // which phase is pending and what the database sessions are waiting on.
+  let phase = "create the test database";
+  const t0 = Date.now();
+  const watchdog = setInterval(() => void reportSlowStart(phase, t0), 30_000);
+  watchdog.unref();
+  try {
+    const tdb = db ?? (await createTestDatabase());
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "cua-test-"));
+    phase = "createApp";
+    const app = await createApp(
+      loadEnv({
+        DATABASE_URL: tdb.url,
+        PORT: "0",
+        LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? "silent",
+        SECRETS_KEY: TEST_SECRETS_KEY,
+        DATA_DIR: dataDir,
+        ...env,
+      }),
+    );
+    phase = "listen";
+    await app.server.listen({ port: 0, host: "127.0.0.1" });
+    return serverHandle(app, tdb, dataDir, !db);
+  } finally {
+    clearInterval(watchdog);
+  }
+}
+
+async function reportSlowStart(phase: string, t0: number): Promise<void> {
+  let waits = "";
+  try {
+    const pg = (await import("pg")).default;
+    const c = new pg.Client({ connectionString: TEST_PG_ADMIN_URL, connectionTimeoutMillis: 5000 });
+    await c.connect();
+    try {
+      const r = await c.query(
+        `SELECT datname, state, wait_event_type, wait_event, now() - query_start AS for, left(query, 120) AS query
+           FROM pg_stat_activity WHERE pid <> pg_backend_pid() AND state <> 'idle' ORDER BY query_start`,
+      );
+      waits = r.rows.map((x) => JSON.stringify(x)).join("\n  ");
+    } finally {
+      await c.end();
+    }
+  } catch (e) {
+    waits = `(pg_stat_activity unavailable: ${(e as Error).message})`;
+  }
+  console.error(
+    `startTestServer: still at "${phase}" after ${Math.round((Date.now() - t0) / 1000)} s; busy database sessions:\n  ${waits || "(none)"}`,
   );
-  await app.server.listen({ port: 0, host: "127.0.0.1" });
+}
+
+function serverHandle(app: App, tdb: TestDatabase, dataDir: string, ownsDb: boolean): TestServer {
   const addr = app.server.server.address();
   const port = typeof addr === "object" && addr ? addr.port : 0;
   return {
@@ -51,7 +90,7 @@ export async function startTestServer(env: Record<string, string> = {}, db?: Tes
       createAccount(app.deps, { name: "test", tier: o.tier ?? "enterprise", credits: o.credits ?? 1000 }),
     stop: async () => {
       await app.close();
-      if (!db) await tdb.drop();
+      if (ownsDb) await tdb.drop();
       fs.rmSync(dataDir, { recursive: true, force: true });
     },
   };
