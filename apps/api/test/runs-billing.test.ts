@@ -45,6 +45,18 @@ const holds = (accountId: string, status: string) =>
     orderBy: { createdAt: "asc" },
   });
 
+/**
+ * The last step's hold is captured right after the commit that made the run terminal (its credits left the
+ * balance when they were reserved, so the balance is final already): waits until no hold is left reserved.
+ */
+const lastCapture = (accountId: string) =>
+  waitFor(
+    "the last step's capture",
+    () => holds(accountId, "reserved"),
+    (h) => h.length === 0,
+    10_000,
+  );
+
 describe("managed engine: billing per completed step", () => {
   it("5 credits per step (v5), captured once per step, frames and usage agree with the wallet", async () => {
     const a = await account(100);
@@ -60,6 +72,7 @@ describe("managed engine: billing per completed step", () => {
     expect(done).toMatchObject({ status: "succeeded", step_count: 3, usage: { credits_charged: 15, cost_cents: 15 } });
     expect(await balance(a.account_id)).toBe(85);
     expect(await ledgerSum(s.app.deps, a.account_id)).toBe(85);
+    await lastCapture(a.account_id);
     const captured = await holds(a.account_id, "captured");
     expect(captured.map((h) => [h.requestId, h.amount])).toEqual(
       [1, 2, 3].map((n) => [`run:${r.body.id}:step:${n}`, 5]),
@@ -123,7 +136,7 @@ describe("managed engine: billing per completed step", () => {
     });
     expect(await balance(a.account_id)).toBe(2);
     expect(await ledgerSum(s.app.deps, a.account_id)).toBe(2);
-    expect(await holds(a.account_id, "reserved")).toEqual([]);
+    await lastCapture(a.account_id);
   });
 
   it("budget_cents: the step that would push cost_cents past the budget is not run (BUDGET_EXCEEDED)", async () => {
