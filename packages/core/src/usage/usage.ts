@@ -88,19 +88,16 @@ export class UsageRecorder {
       x.accountId + x.period + x.endpoint < y.accountId + y.period + y.endpoint ? -1 : 1,
     );
     await this.deps.db.$transaction(async (tx) => {
-      await tx.usageRecord.createMany({
-        data: batch.map((e) => ({
-          accountId: e.accountId,
-          mode: e.mode,
-          apiKeyId: e.apiKeyId,
-          method: e.method,
-          endpoint: e.endpoint,
-          status: e.status,
-          creditsCharged: e.creditsCharged,
-          requestId: e.requestId,
-          createdAt: e.at,
-        })),
-      });
+      // the rows as one statement over column arrays (Prisma's createMany marshals every row: at 2k req/s
+      // that was a fifth of the process's CPU)
+      await tx.$executeRaw`
+        INSERT INTO usage_records (account_id, mode, api_key_id, method, endpoint, status, credits_charged, request_id, created_at)
+        SELECT a::uuid, m::"KeyMode", k, me, e, st, c, r, t::timestamptz
+        FROM unnest(${batch.map((e) => e.accountId)}::text[], ${batch.map((e) => e.mode)}::text[],
+                    ${batch.map((e) => e.apiKeyId ?? null)}::text[], ${batch.map((e) => e.method)}::text[],
+                    ${batch.map((e) => e.endpoint)}::text[], ${batch.map((e) => e.status)}::int[],
+                    ${batch.map((e) => e.creditsCharged)}::int[], ${batch.map((e) => e.requestId)}::text[],
+                    ${batch.map((e) => e.at.toISOString())}::text[]) AS t(a, m, k, me, e, st, c, r, t)`;
       // one statement for all totals; sorted so concurrent writers lock rows in the same order. Credits are
       // not added here: every charge adds itself when the wallet takes it (addChargeTx), which also covers
       // what no request carries (run steps, machine metering).
