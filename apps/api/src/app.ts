@@ -49,8 +49,8 @@ async function limiterStore(env: Env, h: DbHandle): Promise<RateLimitStore> {
     return new RedisStore(redis);
   }
   if (kind === "postgres") {
-    if (h.kind !== "postgres") throw new Error("RATE_LIMIT_STORE=postgres needs DATABASE_URL");
-    return new PostgresStore(h.db);
+    if (h.kind !== "postgres" || !env.DATABASE_URL) throw new Error("RATE_LIMIT_STORE=postgres needs DATABASE_URL");
+    return PostgresStore.fromUrl(env.DATABASE_URL);
   }
   return new MemoryStore();
 }

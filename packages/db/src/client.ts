@@ -96,7 +96,7 @@ export function isDbUnavailable(e: unknown): boolean {
       return true;
     if (cur.kind === "DatabaseNotReachable" || cur.cause?.kind === "DatabaseNotReachable") return true;
     if (
-      /ECONNREFUSED|Connection terminated|connection timeout|timeout exceeded when trying to connect|Can't reach database|Connection refused|the database system is (shutting down|starting up)|terminating connection/i.test(
+      /ECONNREFUSED|Connection terminated|connection timeout|timeout exceeded when trying to connect|Query read timeout|Can't reach database|Connection refused|the database system is (shutting down|starting up)|terminating connection/i.test(
         msg,
       )
     )
