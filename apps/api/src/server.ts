@@ -159,6 +159,19 @@ export async function buildServer(deps: AppDeps): Promise<FastifyInstance> {
       } catch {}
       return payload;
     });
+    // trpc-to-openapi 3.3 takes the input from the parsed body, then builds a whole fetch Request only for its
+    // abort signal (tRPC's incomingMessageToRequest): that Request's body is JSON.stringify(req.body) (a 300 KB
+    // screenshot serialised again, 12% of a predict's CPU) and its signal is aborted on every close because
+    // the Fastify reply it is given has no `writableEnded`. The body's non-enumerable toJSON makes the unused
+    // copy "null" (the input spread `{...body}` does not carry it); `writableEnded` tells a finished response
+    // from a dropped connection, which still aborts.
+    v1.addHook("preHandler", async (req, reply) => {
+      const body = req.body;
+      if (body && typeof body === "object" && !Array.isArray(body))
+        Object.defineProperty(body, "toJSON", { value: () => null, enumerable: false, configurable: true });
+      if (!("writableEnded" in reply))
+        Object.defineProperty(reply, "writableEnded", { get: () => reply.raw.writableEnded, configurable: true });
+    });
     registerSsePredict(v1, deps);
     await v1.register(fastifyTRPCOpenApiPlugin as any, {
       basePath: "/v1",

