@@ -7,17 +7,21 @@
 // Targets must be https and must not resolve to loopback, private, link-local, CGNAT, multicast or
 // metadata addresses, checked at create and again on every attempt, on the very address connected to
 // (a custom DNS lookup), so DNS rebinding cannot redirect a callback inward. ALLOW_INSECURE_CALLBACKS=1
-// (development) allows http and those addresses.
+// (development) allows http and loopback only, never private, link-local or metadata addresses.
 import { createHmac } from "node:crypto";
-import dns from "node:dns";
 import http from "node:http";
 import https from "node:https";
-import net from "node:net";
 import type { Tx } from "@cua/db/client";
 import type { Run } from "@cua/db/generated";
 import type { CoreDeps } from "../deps.ts";
-import { validationError } from "../errors.ts";
 import { hex } from "../ids.ts";
+import {
+  checkOutboundUrl,
+  isForbiddenAddress,
+  isIpLiteral,
+  type LookupAll,
+  pinnedLookup,
+} from "../policy/outbound-address.ts";
 import { toRunRecord } from "./run-record.ts";
 import { openRunSecret } from "./run-secrets.ts";
 
@@ -30,95 +34,13 @@ export const CALLBACK_EVENTS = [
   "run.timed_out",
 ] as const;
 
-// --- address policy -------------------------------------------------------------------------------
+// --- address policy (packages/core/src/policy/outbound-address.ts) ------------------------------------
 
-const blocked = new net.BlockList();
-for (const [net4, bits] of [
-  ["0.0.0.0", 8], // "this" network
-  ["10.0.0.0", 8],
-  ["100.64.0.0", 10], // CGNAT
-  ["127.0.0.0", 8],
-  ["169.254.0.0", 16], // link-local, cloud metadata (169.254.169.254)
-  ["172.16.0.0", 12],
-  ["192.0.0.0", 24],
-  ["192.0.2.0", 24],
-  ["192.168.0.0", 16],
-  ["198.18.0.0", 15],
-  ["198.51.100.0", 24],
-  ["203.0.113.0", 24],
-  ["224.0.0.0", 4], // multicast
-  ["240.0.0.0", 4], // reserved, broadcast
-] as const) {
-  blocked.addSubnet(net4, bits, "ipv4");
-}
-for (const [net6, bits] of [
-  ["::", 128],
-  ["::1", 128],
-  ["fc00::", 7], // unique local (incl. fd00:ec2::254 metadata)
-  ["fe80::", 10], // link-local
-  ["ff00::", 8], // multicast
-  ["2001:db8::", 32], // documentation
-  ["64:ff9b::", 96], // NAT64 of any IPv4: checked as its IPv4 below
-] as const) {
-  blocked.addSubnet(net6, bits, "ipv6");
-}
-
-/** True when a callback may not connect to this IP address (without ALLOW_INSECURE_CALLBACKS). */
-export function isForbiddenAddress(ip: string): boolean {
-  const family = net.isIP(ip);
-  if (family === 0) return true;
-  if (family === 6) {
-    const lower = ip.toLowerCase();
-    const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/.exec(lower);
-    if (mapped) return isForbiddenAddress(mapped[1]!);
-    return blocked.check(lower, "ipv6");
-  }
-  return blocked.check(ip, "ipv4");
-}
-
-export type LookupAll = (host: string) => Promise<{ address: string; family: number }[]>;
-
-const systemLookup: LookupAll = (host) => dns.promises.lookup(host, { all: true, verbatim: true });
+export { isForbiddenAddress, type LookupAll } from "../policy/outbound-address.ts";
 
 /** 422 VALIDATION_ERROR at body.webhook_url unless the URL is an allowed callback target. */
-export async function checkCallbackUrl(
-  raw: string,
-  allowInsecure: boolean,
-  lookup: LookupAll = systemLookup,
-): Promise<string> {
-  const field = "body.webhook_url";
-  let u: URL;
-  try {
-    u = new URL(raw);
-  } catch {
-    throw validationError(field, "must be an absolute https URL");
-  }
-  if (u.protocol !== "https:" && !(allowInsecure && u.protocol === "http:")) {
-    throw validationError(field, "must use https");
-  }
-  if (u.username || u.password) throw validationError(field, "must not carry credentials");
-  if (raw.length > 2048) throw validationError(field, "must be at most 2048 characters");
-  if (allowInsecure) return u.toString();
-  const host = u.hostname.replace(/^\[|\]$/g, "");
-  if (net.isIP(host)) {
-    if (isForbiddenAddress(host))
-      throw validationError(field, "must not point at a loopback, private, link-local or metadata address");
-    return u.toString();
-  }
-  if (host === "localhost" || host.endsWith(".localhost")) {
-    throw validationError(field, "must not point at a loopback, private, link-local or metadata address");
-  }
-  let addrs: { address: string }[];
-  try {
-    addrs = await lookup(host);
-  } catch {
-    throw validationError(field, `the host ${host} does not resolve`);
-  }
-  if (addrs.length === 0) throw validationError(field, `the host ${host} does not resolve`);
-  if (addrs.some((a) => isForbiddenAddress(a.address))) {
-    throw validationError(field, "must not resolve to a loopback, private, link-local or metadata address");
-  }
-  return u.toString();
+export function checkCallbackUrl(raw: string, allowInsecure: boolean, lookup?: LookupAll): Promise<string> {
+  return checkOutboundUrl(raw, { allowInsecure, field: "body.webhook_url", lookup });
 }
 
 // --- signing ------------------------------------------------------------------------------------------
@@ -177,25 +99,9 @@ function post(
   return new Promise((resolve) => {
     const u = new URL(url);
     const lib = u.protocol === "https:" ? https : http;
-    const lookup: net.LookupFunction = (hostname, options, cb) => {
-      dns.lookup(hostname, { ...options, all: true, verbatim: true }, (err, addrs) => {
-        if (err) return cb(err, "", 0);
-        const list = addrs as dns.LookupAddress[];
-        const ok = allowInsecure ? list : list.filter((a) => !isForbiddenAddress(a.address));
-        if (ok.length === 0) {
-          return cb(
-            Object.assign(new Error("the callback host resolves to a forbidden address"), { code: "EFORBIDDEN" }),
-            "",
-            0,
-          );
-        }
-        if ((options as { all?: boolean }).all)
-          return (cb as unknown as (e: null, a: dns.LookupAddress[]) => void)(null, ok);
-        cb(null, ok[0]!.address, ok[0]!.family);
-      });
-    };
+    const lookup = pinnedLookup(allowInsecure); // the socket connects to the addresses checked here
     const host = u.hostname.replace(/^\[|\]$/g, "");
-    if (net.isIP(host) && !allowInsecure && isForbiddenAddress(host)) {
+    if (isIpLiteral(host) && isForbiddenAddress(host, allowInsecure)) {
       return resolve({ statusCode: null, error: "the callback address is forbidden" });
     }
     const req = lib.request(
