@@ -63,7 +63,7 @@ export interface App {
 
 export async function createApp(env: Env): Promise<App> {
   const kek = loadKek(env);
-  const h = await openDb({ databaseUrl: env.DATABASE_URL, dataDir: env.DATA_DIR });
+  const h = await openDb({ databaseUrl: env.DATABASE_URL, dataDir: env.DATA_DIR, poolSize: env.DATABASE_POOL_SIZE });
   const engines = createEnginePort(env);
   if (env.MANAGED_ENGINE && env.MANAGED_ENGINE !== "local") engines.managed(); // configuration errors stop the start
   const store = await limiterStore(env, h);

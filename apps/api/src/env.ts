@@ -16,6 +16,13 @@ export const EnvSchema = z.object({
     .regex(/^postgres(ql)?:\/\//, "must be a postgresql:// URL")
     .optional()
     .describe("PostgreSQL; without it the embedded PGlite under DATA_DIR is used"),
+  DATABASE_POOL_SIZE: z.coerce
+    .number()
+    .int()
+    .min(2)
+    .max(500)
+    .default(10)
+    .describe("connections in the API's Prisma pool (beyond them, requests answer 503 DB_UNAVAILABLE)"),
   REDIS_URL: z
     .string()
     .regex(/^rediss?:\/\//, "must be a redis:// URL")
