@@ -29,6 +29,14 @@ import {
   runBatch,
   runCommand,
 } from "./commands.ts";
+import {
+  checkRequirements,
+  DEFAULT_SEARCH_PATH,
+  type MissingRequirement,
+  missingMessage,
+  REQUIREMENTS,
+  type RequirementsReport,
+} from "./desktop-requirements.ts";
 import { type DevtoolsGuardState, guardDevtoolsPorts } from "./devtools-guard.ts";
 import { runFileOp } from "./file-ops.ts";
 import { LocalHomeFs } from "./local-fs.ts";
@@ -45,6 +53,7 @@ import {
   reapUid,
   run,
   runChecked,
+  SpawnError,
   signalGroup,
   spawnDaemon,
   userEnv,
@@ -113,6 +122,12 @@ export interface LocalDesktopProviderOptions {
   /** address websockify listens on (default 127.0.0.1; 0.0.0.0 to serve noVNC to other hosts) */
   websocketListenHost?: string;
   chromiumPath?: string;
+  /**
+   * where the desktop programs (Xvfb, openbox, Chromium, xdotool, scrot, x11vnc, ...) are looked up
+   * (default DEFAULT_SEARCH_PATH); a program missing there makes desktops fail to start with a message
+   * naming its Debian package, and readiness() report not ready
+   */
+  searchPath?: string;
   /** keep Chromium's sandbox (default true; needs user namespaces) */
   chromiumSandbox?: boolean;
   /** bound for each startup ready check (default 30000 ms) */
@@ -129,6 +144,19 @@ export interface LocalDesktopProviderOptions {
   devtoolsGuard?: boolean;
   /** where the provider reports what weakens isolation (default console.warn) */
   onWarning?: (message: string) => void;
+}
+
+/** What readiness() answers: whether this host can run machines and desktops now. */
+export interface ProviderReadiness {
+  /** a desktop machine can be provisioned here (programs present, running as root, last desktop start did not fail) */
+  ready: boolean;
+  /** machines without a desktop can be provisioned (root, useradd, bash...) */
+  machines_ready: boolean;
+  root: boolean;
+  missing: MissingRequirement[];
+  /** outcome of the most recent desktop start in this process (null before the first) */
+  last_desktop_start: { ok: boolean; at: string; detail: string } | null;
+  detail: string;
 }
 
 const ProcRecord = z.object({ role: z.string(), pid: z.number().int(), start_time: z.number() });
@@ -253,6 +281,8 @@ export class LocalDesktopProvider implements MachineProvider {
   private readonly claimedDisplays = new Set<number>();
   private readonly userAdmin = new Mutex();
   private devtoolsGuardState: Promise<DevtoolsGuardState> | null = null;
+  private requirementsCache: { at: number; report: RequirementsReport } | null = null;
+  private lastDesktopStart: ProviderReadiness["last_desktop_start"] = null;
 
   constructor(options: LocalDesktopProviderOptions) {
     if (!path.isAbsolute(options.rootDir) || path.resolve(options.rootDir) === "/") {
@@ -272,6 +302,7 @@ export class LocalDesktopProvider implements MachineProvider {
       websocketListenHost: options.websocketListenHost ?? "127.0.0.1",
       chromiumPath:
         options.chromiumPath ?? (existsSync("/usr/lib/chromium/chromium") ? "/usr/lib/chromium/chromium" : "chromium"),
+      searchPath: options.searchPath ?? DEFAULT_SEARCH_PATH,
       chromiumSandbox: options.chromiumSandbox ?? true,
       startTimeoutMs: options.startTimeoutMs ?? 30_000,
       novncWebDir: options.novncWebDir ?? "/usr/share/novnc",
@@ -299,6 +330,54 @@ export class LocalDesktopProvider implements MachineProvider {
   /** The Linux user name of a machine id. */
   userNameFor(machineId: string): string {
     return `${this.opts.userPrefix}-${createHash("sha256").update(machineId).digest("hex").slice(0, 12)}`;
+  }
+
+  /** The host's programs for this provider, looked up at most every 5 s. */
+  requirements(): RequirementsReport {
+    const now = Date.now();
+    if (!this.requirementsCache || now - this.requirementsCache.at > 5000) {
+      this.requirementsCache = {
+        at: now,
+        report: checkRequirements(this.opts.searchPath, { chromium: this.opts.chromiumPath }),
+      };
+    }
+    return this.requirementsCache.report;
+  }
+
+  /** Absolute path of a program (the bare name when missing: spawning it then fails and is handled). */
+  private bin(name: string): string {
+    return this.requirements().paths[name] ?? (name === "chromium" ? this.opts.chromiumPath : name);
+  }
+
+  /** 503 naming the missing programs and their packages, before anything is created or started. */
+  private preflight(desktop: boolean): void {
+    const roles = desktop ? ["machine", "desktop", "screenshot"] : ["machine"];
+    const missing = this.requirements().missing.filter((m) => roles.includes(m.role));
+    if (missing.length > 0) {
+      this.requirementsCache = null; // look again next time (packages may be installed meanwhile)
+      throw new CoreError("UPSTREAM_UNAVAILABLE", missingMessage(missing), { retry_after: 60 });
+    }
+  }
+
+  /** Whether machines and desktops can start on this host now (GET /v1/machines/health). */
+  readiness(): ProviderReadiness {
+    const root = process.getuid?.() === 0;
+    const missing = this.requirements().missing;
+    const machineMissing = missing.filter((m) => m.role === "machine");
+    const desktopMissing = missing.filter((m) => ["machine", "desktop", "screenshot"].includes(m.role));
+    const last = this.lastDesktopStart;
+    const machines_ready = root && machineMissing.length === 0;
+    const ready = machines_ready && desktopMissing.length === 0 && last?.ok !== false;
+    const detail = !root
+      ? "The service does not run as root: it cannot create the machines' users."
+      : desktopMissing.length > 0
+        ? missingMessage(desktopMissing)
+        : last?.ok === false
+          ? `The last desktop start failed: ${last.detail}`
+          : missing.length > 0
+            ? `Desktops can start; ${missing.map((m) => `${m.binary} (${m.package})`).join(", ")} missing for ${[...new Set(missing.map((m) => m.role))].join(", ")}.`
+            : "Desktops can start.";
+    return { ready, machines_ready, root, missing, last_desktop_start: last, detail };
   }
 
   private lockFor(machineId: string): Mutex {
@@ -428,10 +507,11 @@ export class LocalDesktopProvider implements MachineProvider {
     const p = ProvisionInput.parse(input);
     const name = this.userNameFor(p.machineId);
     return this.lockFor(p.machineId).run(async () => {
+      this.preflight(p.desktopEnabled);
       await this.ensureRoot();
       const home = path.join(this.rootDir, name);
       const runtimeDir = path.join(this.runtimeRoot, name);
-      const gecos = `cua machine ${p.machineId.replace(/[^A-Za-z0-9_-]/g, "_")}`;
+      const gecos = this.gecosFor(p.machineId);
       let u = await this.lookupUser(name);
       if (u && (u.gecos !== gecos || u.home !== home)) {
         throw new CoreError("INTERNAL_ERROR", `The system user ${name} exists and does not belong to this machine.`);
@@ -517,6 +597,7 @@ export class LocalDesktopProvider implements MachineProvider {
     const rt = this.runtime(handle);
     return rt.lifecycle.run(async () => {
       assertStatus(rt.handle, ["stopped"]);
+      this.preflight(rt.handle.desktop_enabled);
       await this.ensureRoot();
       return this.startInner(rt);
     });
@@ -553,6 +634,45 @@ export class LocalDesktopProvider implements MachineProvider {
       );
       return { machine_id: h.machine_id, terminated: true, leftover_processes: leftover };
     });
+  }
+
+  /** Terminate for a machine id without a handle (a provision cut short): its user, home and processes. */
+  async forget(machineId: string): Promise<TerminateResult> {
+    const name = this.userNameFor(machineId);
+    return this.lockFor(machineId).run(async () => {
+      const u = await this.lookupUser(name);
+      if (u && u.gecos !== this.gecosFor(machineId)) {
+        throw new CoreError("INTERNAL_ERROR", `The system user ${name} exists and does not belong to this machine.`);
+      }
+      const rt = this.runtimes.get(machineId);
+      const leftover = await this.terminateInner(
+        machineId,
+        name,
+        path.join(this.rootDir, name),
+        path.join(this.runtimeRoot, name),
+        rt?.handle.display ?? null,
+        rt,
+      );
+      return { machine_id: machineId, terminated: true, leftover_processes: leftover };
+    });
+  }
+
+  /** Machine ids whose users this provider created (home under rootDir), from /etc/passwd. */
+  async listMachineIds(): Promise<string[]> {
+    const passwd = await readFile("/etc/passwd", "utf8");
+    const ids: string[] = [];
+    for (const line of passwd.split("\n")) {
+      const f = line.split(":");
+      const [name, , , , gecos, home] = f;
+      if (!name?.startsWith(`${this.opts.userPrefix}-`) || home !== path.join(this.rootDir, name)) continue;
+      const m = /^cua machine ([A-Za-z0-9_-]+)$/.exec(gecos ?? "");
+      if (m && this.userNameFor(m[1]!) === name) ids.push(m[1]!);
+    }
+    return ids;
+  }
+
+  private gecosFor(machineId: string): string {
+    return `cua machine ${machineId.replace(/[^A-Za-z0-9_-]/g, "_")}`;
   }
 
   private async terminateInner(
@@ -625,6 +745,7 @@ export class LocalDesktopProvider implements MachineProvider {
     if ((await processesOfUid(rt.user.uid)).length > 0) await reapUid(rt.user.uid, 2000);
     if (!h.desktop_enabled) return this.touch(rt, { status: "running", processes: [] });
     let display: number | null = null;
+    const xvfbLogFrom = await this.logSize(path.join(h.runtime_dir, "xvfb.log"));
     try {
       let xvfb: { pid: number } | null = null;
       for (let attempt = 0; attempt < 20 && !xvfb; attempt++) {
@@ -635,7 +756,11 @@ export class LocalDesktopProvider implements MachineProvider {
           display = null;
         }
       }
-      if (!xvfb || display === null) throw new CoreError("UPSTREAM_UNAVAILABLE", "Xvfb did not start.");
+      if (!xvfb || display === null)
+        throw new CoreError(
+          "UPSTREAM_UNAVAILABLE",
+          `Xvfb did not start${await this.logTail(path.join(h.runtime_dir, "xvfb.log"), xvfbLogFrom)}.`,
+        );
       this.touch(rt, {
         display,
         devtools_port: this.opts.devtoolsPortBase + display,
@@ -645,6 +770,7 @@ export class LocalDesktopProvider implements MachineProvider {
       await this.startOpenbox(rt);
       await rt.browserStart.run(() => this.ensureChromium(rt));
       const processes = await this.recordProcesses(rt);
+      this.lastDesktopStart = { ok: true, at: nowIso(), detail: "started" };
       return this.touch(rt, { status: "running", processes });
     } catch (e) {
       await this.stopProcesses(rt);
@@ -660,12 +786,63 @@ export class LocalDesktopProvider implements MachineProvider {
         websocket_port: null,
         processes: [],
       });
-      throw e instanceof CoreError
-        ? e
-        : new CoreError(
-            "UPSTREAM_UNAVAILABLE",
-            `The desktop did not start: ${e instanceof Error ? e.message : String(e)}`,
-          );
+      const err =
+        e instanceof CoreError
+          ? e
+          : new CoreError(
+              "UPSTREAM_UNAVAILABLE",
+              e instanceof SpawnError
+                ? this.spawnFailureMessage(e)
+                : `The desktop did not start: ${e instanceof Error ? e.message : String(e)}`,
+            );
+      this.lastDesktopStart = { ok: false, at: nowIso(), detail: err.message };
+      throw err;
+    }
+  }
+
+  private spawnFailureMessage(e: SpawnError): string {
+    this.requirementsCache = null;
+    const name = path.posix.basename(e.command);
+    const req = REQUIREMENTS.find((r) => r.binary === name || (r.binary === "chromium" && name.startsWith("chromium")));
+    return missingMessage([
+      {
+        binary: name,
+        package: req?.package ?? name,
+        role: req?.role ?? "desktop",
+        looked_in: e.command.includes("/") ? e.command : `PATH ${this.opts.searchPath}`,
+      },
+    ]);
+  }
+
+  private async logSize(file: string): Promise<number> {
+    return stat(file).then(
+      (st) => st.size,
+      () => 0,
+    );
+  }
+
+  /** ": <last lines the program wrote since offset>" for error messages, or "" when it wrote nothing. */
+  private async logTail(file: string, from: number): Promise<string> {
+    try {
+      const fh = await open(file, fsc.O_RDONLY | fsc.O_NOFOLLOW);
+      try {
+        const size = (await fh.stat()).size;
+        const start = Math.max(from, size - 16_384);
+        const buf = Buffer.alloc(Math.max(0, size - start));
+        await fh.read(buf, 0, buf.length, start);
+        const lines = buf
+          .toString("utf8")
+          .split("\n")
+          .map((l) => l.trim())
+          .filter(Boolean)
+          .slice(-6);
+        const text = lines.join(" | ").slice(-900);
+        return text ? `; its last output: ${text}` : "";
+      } finally {
+        await fh.close();
+      }
+    } catch {
+      return "";
     }
   }
 
@@ -675,7 +852,7 @@ export class LocalDesktopProvider implements MachineProvider {
     await writeRootFile(authFile, xauthEntry(display, randomBytes(16)), 0o600, rt.user);
     const { child, pid } = spawnDaemon(
       rt.user,
-      "Xvfb",
+      this.bin("Xvfb"),
       [
         `:${display}`,
         "-screen",
@@ -718,7 +895,7 @@ export class LocalDesktopProvider implements MachineProvider {
     const rc = path.join(h.runtime_dir, "openbox-rc.xml");
     const stock = await readFile(OPENBOX_SYSTEM_RC, "utf8").catch(() => null);
     await writeRootFile(rc, openboxConfig(stock), 0o644, null);
-    spawnDaemon(rt.user, "openbox", ["--sm-disable", "--config-file", rc], {
+    spawnDaemon(rt.user, this.bin("openbox"), ["--sm-disable", "--config-file", rc], {
       env: this.envFor(rt),
       logFile: path.join(h.runtime_dir, "openbox.log"),
     });
@@ -806,13 +983,15 @@ export class LocalDesktopProvider implements MachineProvider {
       user: rt.user,
       timeoutMs: 5000,
     });
-    const { child, pid } = spawnDaemon(rt.user, this.opts.chromiumPath, this.chromiumArgs(rt), {
+    const chromiumLog = path.join(h.runtime_dir, "chromium.log");
+    const chromiumLogFrom = await this.logSize(chromiumLog);
+    const { child, pid } = spawnDaemon(rt.user, this.bin("chromium"), this.chromiumArgs(rt), {
       env: {
         ...this.envFor(rt),
         XDG_CONFIG_HOME: path.join(h.home_dir, ".config"),
         XDG_CACHE_HOME: path.join(h.home_dir, ".cache"),
       },
-      logFile: path.join(h.runtime_dir, "chromium.log"),
+      logFile: chromiumLog,
     });
     let exited = false;
     child.once("exit", () => {
@@ -823,7 +1002,7 @@ export class LocalDesktopProvider implements MachineProvider {
       signalGroup(pid, "SIGKILL");
       throw new MachineOpError(
         "BROWSER_UNAVAILABLE",
-        `Chromium did not open its DevTools endpoint${exited ? " (it exited)" : ""}.`,
+        `Chromium did not open its DevTools endpoint ${exited ? "(it exited)" : `within ${this.opts.startTimeoutMs} ms`}${await this.logTail(chromiumLog, chromiumLogFrom)}`,
       );
     }
     // DevTools answers before the window is on screen: wait (bounded) until it is mapped, then focus it
@@ -990,8 +1169,8 @@ export class LocalDesktopProvider implements MachineProvider {
     // in the machine's runtime/tmp (the user's) and the service reads it back without following links
     const file = path.join(rt.handle.runtime_dir, "tmp", `shot-${randomBytes(6).toString("hex")}.png`);
     const attempts: [string, string[], "file" | "stdout"][] = [
-      ["scrot", ["-z", "-o", "-q", String(this.opts.screenshotQuality), file], "file"],
-      ["import", ["-window", "root", "png:-"], "stdout"],
+      [this.bin("scrot"), ["-z", "-o", "-q", String(this.opts.screenshotQuality), file], "file"],
+      [this.bin("import"), ["-window", "root", "png:-"], "stdout"],
     ];
     let last = "";
     try {
@@ -1209,7 +1388,15 @@ export class LocalDesktopProvider implements MachineProvider {
   async connection(handle: MachineHandle): Promise<ConnectionInfo> {
     const rt = this.running(handle);
     assertDesktop(rt.handle);
-    return rt.lifecycle.run(async () => {
+    return rt.lifecycle.run(() =>
+      this.connectionInner(rt).catch((e) => {
+        throw e instanceof SpawnError ? new CoreError("UPSTREAM_UNAVAILABLE", this.spawnFailureMessage(e)) : e;
+      }),
+    );
+  }
+
+  private async connectionInner(rt: Runtime): Promise<ConnectionInfo> {
+    {
       const h = rt.handle;
       const vncPort = h.vnc_port!;
       const wsPort = h.websocket_port!;
@@ -1220,7 +1407,7 @@ export class LocalDesktopProvider implements MachineProvider {
       if (!procs.some((p) => this.roleOf(p, rt) === "x11vnc")) {
         spawnDaemon(
           rt.user,
-          "x11vnc",
+          this.bin("x11vnc"),
           [
             "-display",
             `:${h.display}`,
@@ -1246,7 +1433,7 @@ export class LocalDesktopProvider implements MachineProvider {
         const listen = this.opts.websocketListenHost;
         spawnDaemon(
           rt.user,
-          "websockify",
+          this.bin("websockify"),
           ["--web", this.opts.novncWebDir, `${listen}:${wsPort}`, `127.0.0.1:${vncPort}`],
           {
             env,
@@ -1276,7 +1463,7 @@ export class LocalDesktopProvider implements MachineProvider {
         websocket_url: `ws://${host}:${wsPort}/websockify`,
         novnc_url: `http://${host}:${wsPort}/vnc.html?path=websockify&autoconnect=1`,
       };
-    });
+    }
   }
 
   /** The machine's current handle as this provider knows it (after connection() or browser close/open). */

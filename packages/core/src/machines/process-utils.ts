@@ -56,12 +56,21 @@ export function spawnDaemon(
       detached: true,
       stdio: ["ignore", fd, fd, ...(options.stdio ?? [])],
     });
-    if (child.pid === undefined) throw new Error(`could not start ${command}`);
-    child.unref();
+    // A spawn that fails (ENOENT, EACCES) emits 'error' on the next tick: without a listener that
+    // event ends the whole service (issue 10). The listener goes on before anything can throw.
     child.on("error", () => {});
+    if (child.pid === undefined) throw new SpawnError(command);
+    child.unref();
     return { child, pid: child.pid };
   } finally {
     closeSync(fd);
+  }
+}
+
+/** A process that could not be started at all (its 'error' event has been handled). */
+export class SpawnError extends Error {
+  constructor(readonly command: string) {
+    super(`could not start ${command} (not found or not executable)`);
   }
 }
 

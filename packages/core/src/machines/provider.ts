@@ -177,6 +177,20 @@ export interface MachineProvider {
   connection(handle: MachineHandle): Promise<ConnectionInfo>;
   /** release resources held by the provider object itself (connections, timers); machines keep running */
   close(): Promise<void>;
+  /** whether machines can start on this host now (GET /v1/machines/health); absent: always ready */
+  readiness?(): ProviderReadinessBase;
+  /**
+   * removes whatever a machine that has no handle may have left (a provision cut short by a crash):
+   * processes, user, files. Idempotent, like terminate.
+   */
+  forget?(machineId: string): Promise<TerminateResult>;
+  /** machine ids this provider holds something for on the host (users, homes), to find orphans */
+  listMachineIds?(): Promise<string[]>;
+}
+
+export interface ProviderReadinessBase {
+  ready: boolean;
+  detail: string;
 }
 
 export function nowIso(): string {
