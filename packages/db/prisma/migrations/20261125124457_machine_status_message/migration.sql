@@ -1,0 +1,2 @@
+-- AlterTable
+ALTER TABLE "machines" ADD COLUMN     "status_message" TEXT;
