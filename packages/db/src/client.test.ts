@@ -14,6 +14,21 @@ describe("isDbUnavailable", () => {
       "Prisma wrapping a lost connection",
       new Error("wrapped", { cause: new Error("Connection terminated unexpectedly") }),
     ],
+    [
+      "Prisma's transaction start over a saturated pool (issue 10)",
+      Object.assign(new Error("Transaction API error: Unable to start a transaction in the given time."), {
+        code: "P2028",
+      }),
+    ],
+    [
+      "a transaction that expired while queued",
+      Object.assign(
+        new Error(
+          "Transaction API error: Transaction already closed: A commit cannot be executed on an expired transaction.",
+        ),
+        { code: "P2028" },
+      ),
+    ],
   ])("%s is unavailable", (_name, e) => {
     expect(isDbUnavailable(e)).toBe(true);
   });
@@ -22,6 +37,10 @@ describe("isDbUnavailable", () => {
     ["a syntax error", Object.assign(new Error("syntax error at or near"), { code: "42601" })],
     ["a unique violation", Object.assign(new Error("duplicate key value"), { code: "23505" })],
     ["not an error", "oops"],
+    [
+      "a transaction used after it ended (a bug, not load)",
+      Object.assign(new Error("Transaction API error: Transaction not found."), { code: "P2028" }),
+    ],
   ])("%s is not", (_name, e) => {
     expect(isDbUnavailable(e)).toBe(false);
   });

@@ -95,6 +95,13 @@ export function isDbUnavailable(e: unknown): boolean {
     )
       return true;
     if (cur.kind === "DatabaseNotReachable" || cur.cause?.kind === "DatabaseNotReachable") return true;
+    // Prisma's interactive transactions over a saturated pool: no connection within maxWait, or the
+    // transaction outlived its timeout while queued (either way rolled back: nothing was written).
+    if (
+      code === "P2028" &&
+      /Unable to start a transaction in the given time|Transaction already closed|expired transaction/i.test(msg)
+    )
+      return true;
     if (
       /ECONNREFUSED|Connection terminated|connection timeout|timeout exceeded when trying to connect|Query read timeout|Can't reach database|Connection refused|the database system is (shutting down|starting up)|terminating connection/i.test(
         msg,
