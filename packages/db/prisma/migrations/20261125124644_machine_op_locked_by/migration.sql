@@ -1,0 +1,2 @@
+-- AlterTable
+ALTER TABLE "machines" ADD COLUMN     "op_locked_by" TEXT;
