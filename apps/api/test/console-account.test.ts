@@ -145,7 +145,6 @@ describe("API keys", () => {
   });
 
   it.each([
-    [{ mode: "live", scopes: [] }, "body.scopes"],
     [{ mode: "live", scopes: ["fly"] }, "body.scopes.0"],
     [{ mode: "staging", scopes: ["usage"] }, "body.mode"],
     [{ mode: "live", scopes: ["usage"], expires_at: "2001-01-01T00:00:00Z" }, "body.expires_at"],
@@ -157,23 +156,31 @@ describe("API keys", () => {
     expect(r.error.details.map((d: { path: string }) => d.path)).toContain(path);
   });
 
-  it("lists keys of both modes and revokes either; a revoked key is 401 at once", async () => {
+  it("lists keys of the chosen mode (the same procedure as GET /v1/keys) and revokes either; a revoked key is 401 at once", async () => {
     const { cookie } = await signUp(s.url);
     const live = (await trpc(s.url, "console.keys.create", { input: { mode: "live", scopes: ["usage"] }, cookie }))
       .data;
     const test = (await trpc(s.url, "console.keys.create", { input: { mode: "test", scopes: ["usage"] }, cookie }))
       .data;
-    const list = await trpc(s.url, "console.keys.list", { query: true, cookie });
-    expect(list.data.keys.map((k: { id: string }) => k.id)).toEqual([test.id, live.id]);
+    const ids = async (mode: string) =>
+      (await trpc(s.url, "console.keys.list", { query: true, cookie, input: { mode } })).data.keys.map(
+        (k: { id: string }) => k.id,
+      );
+    expect(await ids("live")).toEqual([live.id]);
+    expect(await ids("test")).toEqual([test.id]);
     expect((await call(s.url, "GET", "/v1/usage", { key: test.key })).status).toBe(200);
+    // a key of the other mode is 404, as for an API key of that mode
+    const crossed = await trpc(s.url, "console.keys.revoke", { input: { key_id: test.id, mode: "live" }, cookie });
+    expect(crossed.status).toBe(404);
     for (const k of [live, test]) {
-      const r = await trpc(s.url, "console.keys.revoke", { input: { key_id: k.id }, cookie });
+      const r = await trpc(s.url, "console.keys.revoke", { input: { key_id: k.id, mode: k.mode }, cookie });
       expect(r.status).toBe(200);
       expect(r.data).toMatchObject({ id: k.id, revoked: true });
       expect((await call(s.url, "GET", "/v1/usage", { key: k.key })).status).toBe(401);
     }
-    expect((await trpc(s.url, "console.keys.list", { query: true, cookie })).data.keys).toEqual([]);
-    const again = await trpc(s.url, "console.keys.revoke", { input: { key_id: live.id }, cookie });
+    expect(await ids("live")).toEqual([]);
+    expect(await ids("test")).toEqual([]);
+    const again = await trpc(s.url, "console.keys.revoke", { input: { key_id: live.id, mode: "live" }, cookie });
     expect(again.status).toBe(404);
   });
 

@@ -1,5 +1,6 @@
 import type { ErrorCode } from "@cua/core/errors";
 import type { Scope } from "@cua/core/keys/scopes";
+import type { AnyOperation } from "@cua/core/operations/define";
 import { initTRPC } from "@trpc/server";
 import type { OpenApiMeta } from "trpc-to-openapi";
 import { ReplayedResponse, renderError, toCoreError } from "../http/render-error.ts";
@@ -16,6 +17,10 @@ export interface Meta extends OpenApiMeta {
   errors?: ErrorCode[];
   /** public route: no API key */
   public?: boolean;
+  /** the Idempotency-Key header is required (400 IDEMPOTENCY_KEY_REQUIRED before body validation) */
+  idempotencyRequired?: boolean;
+  /** the operation definition the procedure was generated from (packages/core/src/operations) */
+  op?: AnyOperation;
 }
 
 export const t = initTRPC

@@ -55,6 +55,12 @@ export const apiProcedure = t.procedure.use(withEndpoint).use(async ({ ctx, meta
   if (meta?.idempotent) {
     const k = header(ctx.req, "idempotency-key");
     if (k !== undefined) checkIdempotencyKey(k);
+    else if (meta.idempotencyRequired) {
+      throw new CoreError("IDEMPOTENCY_KEY_REQUIRED", "This operation requires an Idempotency-Key header.", {
+        suggestion:
+          "Send Idempotency-Key: <up to 128 characters of [A-Za-z0-9_-:]>; reuse it to get the same answer back.",
+      });
+    }
   }
   return next({ ctx: { ...ctx, principal } });
 });

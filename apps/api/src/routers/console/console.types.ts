@@ -1,37 +1,8 @@
 // Input and output schemas of the console's procedures (served over /trpc only).
-import { ALL_SCOPES } from "@cua/core/keys/scopes";
 import { z } from "zod";
 import { NullableTimestamp, Timestamp } from "../common.types.ts";
-import { KeyItem } from "../keys.types.ts";
 
-export const Email = z.string().max(254).describe("the console user's email address");
 export const Mode = z.enum(["live", "test"]).describe("live or test mode");
-
-export const SignUpInput = z.strictObject({
-  email: Email,
-  password: z.string().max(256).describe("at least 8 characters"),
-  account_name: z.string().max(200).optional().describe("name of the new account; default: the email's domain"),
-});
-
-export const SignInInput = z.strictObject({
-  email: Email,
-  password: z.string().max(1024).describe("the password"),
-});
-
-export const Me = z.object({
-  user_id: z.string().describe("console user id"),
-  email: z.string().describe("console user's email"),
-  account_id: z.string().describe("the account the user operates"),
-  account_name: z.string().describe("the account's name"),
-  tier: z.string().describe("the account's tier"),
-  session_expires_at: Timestamp.describe("when the session ends unless used again"),
-});
-
-export const SignedIn = z.object({
-  signed_in: z.literal(true).describe("always true"),
-  email: z.string().describe("the signed-in email"),
-  session_expires_at: Timestamp.describe("session expiry (sliding)"),
-});
 
 export const LedgerKind = z.enum(["topup", "reserve", "capture", "release", "refund"]).describe("kind of ledger entry");
 
@@ -68,24 +39,6 @@ export const TopUpInput = z.strictObject({
 export const UsageInput = z.strictObject({
   mode: Mode,
   period: z.string().max(7).optional().describe("YYYY-MM, default the current month (UTC)"),
-});
-
-export const CreateKeyInput = z.strictObject({
-  mode: Mode.describe("live keys bill the wallet; test keys use the sandbox and bill nothing"),
-  name: z.string().max(200).optional().describe("a label for the key"),
-  scopes: z
-    .array(z.string().describe(`one of: ${ALL_SCOPES.join(", ")}`))
-    .min(1)
-    .max(ALL_SCOPES.length)
-    .describe("scopes to grant; the operator may grant any set"),
-  expires_at: z.string().max(64).optional().describe("ISO 8601 expiry in the future"),
-});
-
-export const CreatedKey = KeyItem.extend({ key: z.string().describe("the raw key; returned only here, once") });
-
-export const ScopeCatalog = z.object({
-  scopes: z.array(z.string()).describe("every scope"),
-  defaults: z.object({ live: z.array(z.string()), test: z.array(z.string()) }).describe("the /v1/keys default sets"),
 });
 
 export const ProviderKeyItem = z.object({

@@ -16,9 +16,8 @@ import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { type FormEvent, useEffect, useState } from "react";
 import { errorInfo, friendlyMessage } from "../../../lib/errors.ts";
 import { dateTime } from "../../../lib/format.ts";
+import { type Mode, newestFirst } from "../../../lib/modes.ts";
 import { useTRPC } from "../../../lib/trpc.ts";
-
-type Mode = "live" | "test";
 
 interface CreatedKey {
   id: string;
@@ -48,7 +47,7 @@ function CreateKeyForm({ onCreated }: { onCreated: (k: CreatedKey) => void }) {
         onCreated(k);
         setName("");
         setExpires("");
-        await qc.invalidateQueries({ queryKey: trpc.console.keys.list.queryKey() });
+        await qc.invalidateQueries({ queryKey: trpc.console.keys.list.pathKey() });
       },
     }),
   );
@@ -186,6 +185,7 @@ interface KeyRow {
   name: string;
   prefix: string;
   key_kind: string;
+  mode: Mode;
   scopes: string[];
   created_at: string;
   last_used_at: string | null;
@@ -195,26 +195,38 @@ interface KeyRow {
 function KeyList() {
   const trpc = useTRPC();
   const qc = useQueryClient();
-  const keys = useQuery(trpc.console.keys.list.queryOptions());
+  const live = useQuery(trpc.console.keys.list.queryOptions({ mode: "live" }));
+  const test = useQuery(trpc.console.keys.list.queryOptions({ mode: "test" }));
   const [target, setTarget] = useState<KeyRow | null>(null);
   const revoke = useMutation(
     trpc.console.keys.revoke.mutationOptions({
       onSuccess: async () => {
         setTarget(null);
-        await qc.invalidateQueries({ queryKey: trpc.console.keys.list.queryKey() });
+        await qc.invalidateQueries({ queryKey: trpc.console.keys.list.pathKey() });
       },
     }),
   );
-  if (keys.isPending) return <Spinner label="Loading keys" />;
-  if (keys.error) return <ErrorBox message={friendlyMessage(keys.error)} onRetry={() => keys.refetch()} />;
-  if (keys.data.keys.length === 0) {
+  if (live.isPending || test.isPending) return <Spinner label="Loading keys" />;
+  const failed = live.error ?? test.error;
+  if (failed)
+    return (
+      <ErrorBox
+        message={friendlyMessage(failed)}
+        onRetry={() => {
+          void live.refetch();
+          void test.refetch();
+        }}
+      />
+    );
+  const rows = newestFirst<KeyRow>(live.data?.keys, test.data?.keys);
+  if (rows.length === 0) {
     return <EmptyState title="No API keys yet">Create one above to call the API under /v1.</EmptyState>;
   }
   return (
     <>
       <Table<KeyRow>
         caption="Active API keys"
-        rows={keys.data.keys}
+        rows={rows}
         rowKey={(k) => k.id}
         columns={[
           { key: "name", header: "Name", cell: (k) => k.name || <span className="text-slate-400">unnamed</span> },
@@ -290,7 +302,7 @@ function KeyList() {
         busy={revoke.isPending}
         error={revoke.error ? friendlyMessage(revoke.error) : null}
         onCancel={() => setTarget(null)}
-        onConfirm={() => target && revoke.mutate({ key_id: target.id })}
+        onConfirm={() => target && revoke.mutate({ key_id: target.id, mode: target.mode })}
       />
     </>
   );

@@ -1,8 +1,11 @@
-// Sign-up, sign-in, sign-out and the current operator. Each procedure is one core call plus the cookie.
+// The console's own session procedures (not registry operations: they create the caller the registry's
+// console procedures use): sign-up, sign-in, sign-out and the current operator. Each is one core call plus
+// the cookie.
 
 import { invalidateSession, sessionIdOf } from "@cua/core/console/session";
 import { signIn } from "@cua/core/console/sign-in";
 import { signUp } from "@cua/core/console/sign-up";
+import { Timestamp } from "@cua/core/operations/common-schemas";
 import { z } from "zod";
 import {
   clearSessionCookie,
@@ -12,10 +15,37 @@ import {
   readCookie,
   SESSION_COOKIE,
   setSessionCookie,
-} from "../../trpc/console-procedures.ts";
-import { header } from "../../trpc/context.ts";
-import { router } from "../../trpc/init.ts";
-import { Me, SignedIn, SignInInput, SignUpInput } from "./console.types.ts";
+} from "./console-procedures.ts";
+import { header } from "./context.ts";
+import { router } from "./init.ts";
+
+const Email = z.string().max(254).describe("the console user's email address");
+
+const SignUpInput = z.strictObject({
+  email: Email,
+  password: z.string().max(256).describe("at least 8 characters"),
+  account_name: z.string().max(200).optional().describe("name of the new account; default: the email's domain"),
+});
+
+const SignInInput = z.strictObject({
+  email: Email,
+  password: z.string().max(1024).describe("the password"),
+});
+
+const Me = z.object({
+  user_id: z.string().describe("console user id"),
+  email: z.string().describe("console user's email"),
+  account_id: z.string().describe("the account the user operates"),
+  account_name: z.string().describe("the account's name"),
+  tier: z.string().describe("the account's tier"),
+  session_expires_at: Timestamp.describe("when the session ends unless used again"),
+});
+
+const SignedIn = z.object({
+  signed_in: z.literal(true).describe("always true"),
+  email: z.string().describe("the signed-in email"),
+  session_expires_at: Timestamp.describe("session expiry (sliding)"),
+});
 
 export const consoleAuthRouter = router({
   signUp: consolePublicProcedure

@@ -1,6 +1,8 @@
-import { ALL_SCOPES } from "@cua/core/keys/scopes";
+// Request and response shapes of the /v1/keys operations (SPEC "Keys").
+
 import { z } from "zod";
-import { NullableTimestamp, Timestamp } from "./common.types.ts";
+import { NullableTimestamp, Timestamp } from "../operations/common-schemas.ts";
+import { ALL_SCOPES } from "./scopes.ts";
 
 export const ScopeName = z.string().describe(`one of: ${ALL_SCOPES.join(", ")}`);
 

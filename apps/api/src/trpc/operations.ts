@@ -1,0 +1,208 @@
+// Generators: the /v1 router (trpc-to-openapi meta from each definition) and the console router, both
+// built by walking core's one operation list (packages/core/src/operations/registry.ts). A procedure is
+// the definition's schemas plus one call of its handler; nothing about an operation is written here.
+//   /v1:      apiProcedure (401 -> 429 -> 403 scope -> Idempotency-Key) or publicProcedure, caller = the key
+//   console:  consoleProcedure (Origin check + cookie session), caller = the operator's account in a chosen
+//             mode (input field `mode`, else the mode an id names: mch_test_/run_test_/ses_test_..., else live)
+import type { KeyMode } from "@cua/core/keys/scopes";
+import { apiKeyCaller, type Caller, operatorCaller } from "@cua/core/operations/caller";
+import type { AnyOperation, HttpMethod, OperationContext, OperationDefinition } from "@cua/core/operations/define";
+import { type Operations, operations } from "@cua/core/operations/registry";
+import type { TRPCMutationProcedure, TRPCQueryProcedure } from "@trpc/server";
+import { z } from "zod";
+import { consoleProcedure } from "./console-procedures.ts";
+import { type Ctx, header } from "./context.ts";
+import { idempotent } from "./idempotent.ts";
+import type { Meta } from "./init.ts";
+import { apiProcedure, publicProcedure } from "./procedures.ts";
+
+export const IDEMPOTENCY_ERRORS = [
+  "IDEMPOTENCY_IN_FLIGHT",
+  "IDEMPOTENCY_KEY_REUSED",
+  "INVALID_IDEMPOTENCY_KEY",
+] as const;
+
+export function endpointOf(op: AnyOperation): string {
+  return op.path ? `${op.method} /v1${op.path}` : `CONSOLE ${op.id}`;
+}
+
+/** The context a handler sees, over this request's transport state. */
+export function operationContext(ctx: Ctx, op: AnyOperation, caller: Caller | null, console = false): OperationContext {
+  return {
+    deps: ctx.deps,
+    caller,
+    requestId: ctx.requestId,
+    endpoint: endpointOf(op),
+    // the console (cookie session) passes no BYOK or other operation headers
+    header: (name) => (console ? undefined : header(ctx.req, name)),
+    res: ctx.res,
+  };
+}
+
+/** Runs a definition's handler for a caller: idempotency (REST with a key) around one call. */
+export async function runOperation(
+  op: AnyOperation,
+  ctx: Ctx,
+  caller: Caller | null,
+  input: unknown,
+  console = false,
+): Promise<unknown> {
+  if (!op.handler) throw new Error(`operation ${op.id} has no handler`);
+  const octx = operationContext(ctx, op, caller, console);
+  const call = async () => {
+    const out = await op.handler!(octx, input);
+    ctx.res.status ??= op.successStatus;
+    return out;
+  };
+  const p = ctx.principal;
+  if (op.idempotency === "none" || !p || console) return call();
+  const scope = op.idempotency === "required-per-account" ? `account:${p.accountId}:${p.mode}` : undefined;
+  return idempotent({ ...ctx, principal: p }, input, call, scope ? { scope } : {});
+}
+
+export function v1Meta(op: AnyOperation): Meta {
+  const idem = op.idempotency !== "none";
+  const meta: Meta = {
+    op,
+    errors: [
+      ...op.errors,
+      ...(op.idempotency === "required-per-account" ? (["IDEMPOTENCY_KEY_REQUIRED"] as const) : []),
+      ...(idem ? IDEMPOTENCY_ERRORS : []),
+    ],
+    openapi: {
+      method: op.method,
+      path: op.path!,
+      tags: op.docs.tags,
+      summary: op.docs.summary,
+      description: op.docs.description,
+    },
+  };
+  if (op.scope) meta.scope = op.scope;
+  if (op.auth === "public") meta.public = true;
+  if (idem) meta.idempotent = true;
+  if (op.idempotency === "required-per-account") meta.idempotencyRequired = true;
+  if (op.successStatus !== 200) meta.successStatus = op.successStatus as 201 | 202;
+  return meta;
+}
+
+function v1Procedure(op: AnyOperation) {
+  const base = op.auth === "public" ? publicProcedure : apiProcedure;
+  const p = base.meta(v1Meta(op)).input(op.input).output(op.output);
+  const resolve = ({ ctx, input }: { ctx: Ctx; input: unknown }) =>
+    runOperation(op, ctx, ctx.principal ? apiKeyCaller(ctx.principal) : null, input);
+  return op.method === "GET" ? p.query(resolve) : p.mutation(resolve);
+}
+
+const ConsoleMode = z.enum(["live", "test"]).describe("the mode the operator acts in (default: the id's, else live)");
+const TEST_ID = /^(mch|run|ses|sch|wf|wfr|trg)_test_/;
+
+/** The console's input: the operation's own input plus an optional `mode`. */
+export function consoleInput(schema: z.ZodType): z.ZodType {
+  if (schema instanceof z.ZodObject) return schema.extend({ mode: ConsoleMode.optional() });
+  if (schema instanceof z.ZodVoid || schema instanceof z.ZodUndefined)
+    return z.strictObject({ mode: ConsoleMode.optional() }).optional();
+  return z.intersection(z.object({ mode: ConsoleMode.optional() }), schema);
+}
+
+/** The mode the console acts in: the input's `mode`, else the mode an id of the input names, else live. */
+export function consoleModeOf(input: Record<string, unknown> | undefined): KeyMode {
+  if (input?.mode === "live" || input?.mode === "test") return input.mode;
+  for (const k of ["id", "machine_id", "run_id", "session_id"]) {
+    const v = input?.[k];
+    if (typeof v === "string" && TEST_ID.test(v)) return "test";
+  }
+  return "live";
+}
+
+function consoleOperationProcedure(op: AnyOperation) {
+  const p = consoleProcedure.meta({ op }).input(consoleInput(op.input)).output(op.output);
+  const resolve = ({
+    ctx,
+    input,
+  }: {
+    ctx: Ctx & { operator: Parameters<typeof operatorCaller>[0] };
+    input: unknown;
+  }) => {
+    const obj = (input ?? undefined) as Record<string, unknown> | undefined;
+    const caller = operatorCaller(ctx.operator, consoleModeOf(obj));
+    let own: unknown = obj;
+    if (obj && typeof obj === "object" && "mode" in obj) {
+      const { mode: _mode, ...rest } = obj;
+      own = op.input instanceof z.ZodVoid ? undefined : rest;
+    } else if (op.input instanceof z.ZodVoid) own = undefined;
+    return runOperation(op, ctx, caller, own, true);
+  };
+  return op.method === "GET" ? p.query(resolve) : p.mutation(resolve);
+}
+
+// ---- types: the routers' shapes follow from the definitions, so the console's client stays typed
+
+type GroupOf<Id> = Id extends `${infer G}.${string}` ? G : never;
+type NameOf<Id> = Id extends `${string}.${infer N}` ? N : never;
+type Proc<M, In, Out> = M extends "GET"
+  ? TRPCQueryProcedure<{ input: In; output: Out; meta: Meta }>
+  : TRPCMutationProcedure<{ input: In; output: Out; meta: Meta }>;
+type OpOf<Ops extends readonly unknown[], Id> = Extract<Ops[number], { id: Id }>;
+type Parts<X> =
+  X extends OperationDefinition<infer I, infer O, infer _A, infer Id, infer M, infer _P, infer _T, infer _C>
+    ? [I, O, Id, M]
+    : never;
+type ConsoleIn<I extends z.ZodType> = I extends z.ZodVoid
+  ? { mode?: KeyMode } | undefined
+  : z.input<I> & { mode?: KeyMode };
+
+type V1Ops = Extract<Operations[number], { path: `/${string}`; transport: "json" }>;
+type ConsoleOps = Extract<Operations[number], { console: "shared" | "operator-only" }>;
+
+export type V1Record = {
+  [G in GroupOf<V1Ops["id"]>]: {
+    [Id in Extract<V1Ops["id"], `${G}.${string}`> as NameOf<Id>]: Parts<OpOf<Operations, Id>> extends [
+      infer I extends z.ZodType,
+      infer O extends z.ZodType,
+      infer _Id,
+      infer M,
+    ]
+      ? Proc<M, z.input<I>, z.output<O>>
+      : never;
+  };
+};
+
+export type ConsoleRecord = {
+  [G in GroupOf<ConsoleOps["id"]>]: {
+    [Id in Extract<ConsoleOps["id"], `${G}.${string}`> as NameOf<Id>]: Parts<OpOf<Operations, Id>> extends [
+      infer I extends z.ZodType,
+      infer O extends z.ZodType,
+      infer _Id,
+      infer M,
+    ]
+      ? Proc<M, ConsoleIn<I>, z.output<O>>
+      : never;
+  };
+};
+
+function nest(entries: [string, unknown][]): Record<string, Record<string, unknown>> {
+  const out: Record<string, Record<string, unknown>> = {};
+  for (const [id, proc] of entries) {
+    const [group, name] = id.split(".") as [string, string];
+    const g = out[group] ?? {};
+    g[name] = proc;
+    out[group] = g;
+  }
+  return out;
+}
+
+const all = operations as unknown as readonly AnyOperation[];
+
+/** Every /v1 json operation as a procedure, nested by group ("machines.start" -> machines.start). */
+export function v1Procedures(): V1Record {
+  return nest(all.filter((o) => o.path && o.transport === "json").map((o) => [o.id, v1Procedure(o)])) as V1Record;
+}
+
+/** Every console operation (shared and operator-only) as a console procedure. */
+export function consoleProcedures(): ConsoleRecord {
+  return nest(
+    all.filter((o) => o.console !== false && o.handler).map((o) => [o.id, consoleOperationProcedure(o)]),
+  ) as ConsoleRecord;
+}
+
+export type { HttpMethod };
