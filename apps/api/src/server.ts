@@ -2,12 +2,14 @@
 // Transport only: every rule lives in core; errors are rendered from core's one table.
 import { CoreError } from "@cua/core/errors";
 import { newRequestId } from "@cua/core/ids";
+import fastifyCompress from "@fastify/compress";
 import { TRPCError } from "@trpc/server";
 import { fastifyTRPCPlugin } from "@trpc/server/adapters/fastify";
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from "fastify";
 import { fastifyTRPCOpenApiPlugin } from "trpc-to-openapi";
 import type { AppDeps } from "./app-deps.ts";
 import { registerDocs } from "./http/docs-page.ts";
+import { clientErrorHandler, drainRequest, frameworkErrors, inspectJson, inspectQuery } from "./http/hostile-input.ts";
 import { buildOpenApiDocument } from "./http/openapi.ts";
 import { ReplayedResponse, renderError, toCoreError } from "./http/render-error.ts";
 import { registerSsePredict } from "./http/sse-predict.ts";
@@ -64,10 +66,24 @@ export async function buildServer(deps: AppDeps): Promise<FastifyInstance> {
     requestIdHeader: false,
     bodyLimit: BODY_LIMIT,
     return503OnClosing: true,
+    // the routes judge their ids (INVALID_RUN_ID...); the URL is bounded by Node's 16 KiB header limit
+    routerOptions: { maxParamLength: 16 * 1024 },
+    // framework-level refusals are SPEC envelopes too (apps/api/src/http/hostile-input.ts)
+    clientErrorHandler: clientErrorHandler(deps),
+    frameworkErrors: frameworkErrors((req, reply, err) => sendError(req, reply, deps, err)),
   });
+
+  // SPEC "Transport": gzip and br when the client accepts them. Request bodies are not decompressed (the raw
+  // bytes stay what was signed); text/event-stream and images are never compressed (SSE routes are hijacked).
+  await app.register(fastifyCompress, { encodings: ["br", "gzip"], globalDecompression: false });
 
   app.addHook("onRequest", async (req, reply) => {
     reply.header("X-Service-Request-Id", String(req.id));
+    // A NUL or a lone surrogate in the query string is 422 before any route can take it to PostgreSQL.
+    if (req.url.includes("%")) {
+      const bad = inspectQuery(req.query);
+      if (bad) return sendError(req, reply, deps, bad);
+    }
     // A bodiless POST/DELETE (e.g. /cancel) needs no Content-Type.
     const len = req.headers["content-length"];
     if (!req.headers["content-type"] && (len === undefined || len === "0") && !req.headers["transfer-encoding"]) {
@@ -84,17 +100,24 @@ export async function buildServer(deps: AppDeps): Promise<FastifyInstance> {
       const buf = Buffer.isBuffer(body) ? body : Buffer.from(body);
       req.rawBody = buf;
       if (buf.length === 0) return done(null, undefined);
+      let value: unknown;
       try {
-        done(null, JSON.parse(buf.toString("utf8")));
+        value = JSON.parse(buf.toString("utf8"));
       } catch {
-        done(new CoreError("MALFORMED_JSON", "The request body is not valid JSON."), undefined);
+        return done(new CoreError("MALFORMED_JSON", "The request body is not valid JSON."), undefined);
       }
+      // too deep, NUL or lone surrogates: 422 here, before anything recursive or PostgreSQL sees the value
+      const bad = inspectJson(value, buf.includes("\\u"));
+      if (bad) return done(bad, undefined);
+      done(null, value);
     },
   );
 
-  app.setErrorHandler((err: FastifyError, req, reply) => {
+  app.setErrorHandler(async (err: FastifyError, req, reply) => {
     const ce = err instanceof CoreError ? err : fastifyErrorToCore(err);
     if (ce.code === "INTERNAL_ERROR") req.log.error({ err }, "internal error");
+    // a body refused mid-upload: read the rest first, or closing resets the connection before the 413 is read
+    if (ce.code === "PAYLOAD_TOO_LARGE") await drainRequest(req.raw);
     return sendError(req, reply, deps, ce);
   });
 

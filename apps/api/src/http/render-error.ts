@@ -47,8 +47,17 @@ interface ZodIssueLike {
 }
 
 function fromZod(issues: ZodIssueLike[], location: string): CoreError {
-  // 400 format errors of path/query values (INVALID_LIMIT, INVALID_*_ID...) precede 422 body validation.
-  const coded = issues.find((i) => i.params?.errorCode);
+  // 400 format errors of path/query values (INVALID_LIMIT, INVALID_*_ID...), then 413 (an oversize screenshot),
+  // precede 422 body validation (DECISIONS.md "Cross-cutting rules": check order).
+  const coded = issues
+    .filter((i) => i.params?.errorCode && ERROR_CODES[i.params.errorCode])
+    .sort((a, b) => ERROR_CODES[a.params!.errorCode!].status - ERROR_CODES[b.params!.errorCode!].status)[0];
+  if (coded?.params?.errorCode === "PAYLOAD_TOO_LARGE") {
+    const path = [location, ...coded.path.map(String)].join(".");
+    return new CoreError("PAYLOAD_TOO_LARGE", `${path}: ${coded.message}`, {
+      details: [{ path, message: coded.message }],
+    });
+  }
   if (coded?.params?.errorCode) return new CoreError(coded.params.errorCode);
   const details = issues.map((i) => ({
     path: [location, ...i.path.map(String)].join("."),

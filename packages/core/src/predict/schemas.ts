@@ -6,8 +6,20 @@ import { ActionSchema, FILTERABLE_TOOLS } from "../actions/action.ts";
 import { ActionPolicySchema } from "../policy/action-policy.ts";
 
 export const CuaVersionSchema = z.enum(["v5", "v4", "v3", "v1"]).describe("engine strategy: v5 (default), v4, v3, v1");
+// Over the cap is 413 PAYLOAD_TOO_LARGE, decided here so it precedes 422 on other fields (DECISIONS.md
+// "Cross-cutting rules": ... -> 413 -> 422); decodeScreenshot in the use case checks the rest.
+const SCREENSHOT_MAX_B64 = 10_485_760;
 const Screenshot = z
   .string()
+  .superRefine((s, ctx) => {
+    const b64 = s.startsWith("data:") ? s.length - (s.indexOf(",") + 1) : s.length;
+    if (b64 > SCREENSHOT_MAX_B64)
+      ctx.addIssue({
+        code: "custom",
+        message: `at most ${SCREENSHOT_MAX_B64} base64 characters (${b64} sent)`,
+        params: { errorCode: "PAYLOAD_TOO_LARGE" },
+      });
+  })
   .describe(
     "raw base64 or an exact data:image/png;base64, / data:image/jpeg;base64, URI; 100 to 10,485,760 base64 characters",
   );
