@@ -10,6 +10,7 @@ import { startMachineBackground } from "@cua/core/machines-service/background";
 import { purgeExpiredSessions, SessionKeyStore } from "@cua/core/predict/sessions";
 import { RunEventHub } from "@cua/core/runs/event-hub";
 import { UsageRecorder } from "@cua/core/usage/usage";
+import { startHoldSweeper } from "@cua/core/wallet/holds";
 import { type DbHandle, openDb } from "@cua/db/client";
 import type { FastifyInstance } from "fastify";
 import { type AppDeps, SERVICE_VERSION } from "./app-deps.ts";
@@ -93,17 +94,26 @@ export async function createApp(env: Env): Promise<App> {
   registerMachinePlainRoutes(server, deps);
   registerRunEvents(server, deps);
   deps.durable = await startDurableRuntime(server, deps); // the embedded executor starts with the API
-  deps.machineBackground = startMachineBackground(deps, { intervalMs: env.MACHINE_METER_INTERVAL_MS });
+  deps.machineBackground = startMachineBackground(deps, {
+    intervalMs: env.MACHINE_METER_INTERVAL_MS,
+    stopDesktopsOnStop: env.MACHINE_STOP_ON_SHUTDOWN, // resumed by the next start's reconcile
+  });
   const purge = setInterval(() => {
     void purgeExpiredIdempotency(deps).catch(() => {});
     void purgeExpiredSessions(deps).catch(() => {});
   }, 10 * 60_000);
   purge.unref();
+  // settles holds left by a crash or an unconfirmed capture: once now, then periodically
+  const holdSweeper = startHoldSweeper(deps, {
+    intervalMs: env.WALLET_SWEEP_INTERVAL_MS,
+    holdTtlSeconds: env.WALLET_HOLD_TTL_SECONDS,
+  });
   return {
     server,
     deps,
     close: async () => {
       clearInterval(purge);
+      await holdSweeper.stop();
       await deps.durable?.stop();
       deps.runEvents.close();
       await deps.machineBackground?.stop();

@@ -23,6 +23,13 @@ export const EnvSchema = z.object({
     .max(500)
     .default(10)
     .describe("connections in the API's Prisma pool (beyond them, requests answer 503 DB_UNAVAILABLE)"),
+  WALLET_HOLD_TTL_SECONDS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .default(900)
+    .describe("age at which the wallet sweeper settles a hold still reserved (must exceed the longest billed call)"),
+  WALLET_SWEEP_INTERVAL_MS: z.coerce.number().int().min(100).default(60_000).describe("wallet sweeper period"),
   REDIS_URL: z
     .string()
     .regex(/^rediss?:\/\//, "must be a redis:// URL")
@@ -61,6 +68,18 @@ export const EnvSchema = z.object({
     .optional()
     .describe("absolute directory holding machine homes (default DATA_DIR/machines); its parents must be traversable"),
   MACHINE_PUBLIC_HOST: z.string().default("127.0.0.1").describe("host name put into connection answers"),
+  MACHINE_BIN_PATH: z
+    .string()
+    .regex(/^\/[^\0]*$/, "must be a colon-separated list of absolute directories")
+    .optional()
+    .describe("where the desktop programs (Xvfb, openbox, chromium, xdotool...) are looked up (default root's PATH)"),
+  MACHINE_STOP_ON_SHUTDOWN: z
+    .enum(["0", "1", "true", "false"])
+    .default("1")
+    .transform((v) => v === "1" || v === "true")
+    .describe(
+      "1: the service's shutdown stops its running desktops (files kept) and its next start resumes them; 0: desktops outlive the process (several API processes on one host)",
+    ),
   MACHINE_WEBSOCKET_LISTEN_HOST: z
     .string()
     .default("127.0.0.1")

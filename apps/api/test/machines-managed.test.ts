@@ -113,6 +113,9 @@ describe("managed machines on real desktops (live key)", () => {
       MACHINE_DISPLAY_RANGE: `${lo}-${lo + 200}`,
       MACHINE_METER_INTERVAL_MS: "100",
       MACHINE_MINUTE_MS: String(MINUTE_MS),
+      // the restart test below checks re-adoption of desktops that outlive the process (the setting for
+      // several API processes on one host); the default stop-and-resume is tested in machines-reliability
+      MACHINE_STOP_ON_SHUTDOWN: "0",
     };
     s = await startTestServer(env);
     acct = await s.account({ credits: 1000 });

@@ -51,6 +51,7 @@ export function machinesRuntimeFromEnv(env: Env): MachinesRuntime {
           displayRange: [lo, hi],
           publicHost: env.MACHINE_PUBLIC_HOST,
           websocketListenHost: env.MACHINE_WEBSOCKET_LISTEN_HOST,
+          ...(env.MACHINE_BIN_PATH ? { searchPath: env.MACHINE_BIN_PATH } : {}),
         });
   return new MachinesRuntime({
     managed,

@@ -18,6 +18,7 @@ import {
 import { machineConnection } from "@cua/core/machines-service/machine-connection";
 import { machineLifecycle } from "@cua/core/machines-service/machine-lifecycle";
 import { screenshotMachine } from "@cua/core/machines-service/machine-screenshot";
+import { machinesHealth } from "@cua/core/machines-service/machines-health";
 import { MACHINE_PRICING } from "@cua/core/machines-service/pricing";
 import { provisionMachine } from "@cua/core/machines-service/provision-machine";
 import { listSnapshots, restoreMachine, snapshotMachine } from "@cua/core/machines-service/snapshot-machine";
@@ -125,18 +126,13 @@ export const machinesRouter = router({
         "GET",
         "/machines/health",
         "Machine service health",
-        "Public. Whether a managed machine provider runs on this server.",
+        "Public. Whether a live desktop can be provisioned on this server now: the managed provider's programs (missing_packages names the Debian packages to install), root, and the last desktop start; degraded otherwise.",
       ),
       public: true,
     })
     .input(z.void())
     .output(MachinesHealth)
-    .query(({ ctx }) => ({
-      status: ctx.deps.machines.managed ? ("ok" as const) : ("degraded" as const),
-      managed_provider: ctx.deps.machines.managed?.name ?? null,
-      mock_provider: ctx.deps.machines.mock.name,
-      time: new Date().toISOString(),
-    })),
+    .query(({ ctx }) => machinesHealth(ctx.deps)),
   provision: apiProcedure
     .meta(
       machineMeta(

@@ -11,6 +11,7 @@ import { checkOnScreen, parseCommand, parseTimeout } from "../machines/commands.
 import type { CommandResult, MachineHandle, MachineProvider } from "../machines/provider.ts";
 import { dispatchExternal, outcomeToCommand } from "./external-dispatch.ts";
 import { readFrame } from "./frame-store.ts";
+import { withManagedReconcile } from "./reconcile-machine.ts";
 import type { MachinePrincipal } from "./record.ts";
 import { assertMachineStatus, loadMachine } from "./record.ts";
 import type { MachinesDeps } from "./runtime.ts";
@@ -131,20 +132,25 @@ export function externalRunnable(deps: MachinesDeps, m: Machine): RunnableMachin
   };
 }
 
-/** A managed (or mock) machine as a RunnableMachine: provider calls with the stored handle. */
+/**
+ * A managed (or mock) machine as a RunnableMachine: provider calls with the stored handle; a call that
+ * fails for a reason of the machine reconciles it first (reconcile-machine.ts).
+ */
 export function managedRunnable(deps: MachinesDeps, m: Machine): RunnableMachine {
-  const { provider, handle } = bindManaged(deps, m);
+  bindManaged(deps, m); // 409 before provisioning finished, 503 without the provider
   return {
     id: m.id,
     kind: "managed",
     status: m.status,
     screen: { width: m.screenWidth, height: m.screenHeight },
     async screenshot() {
-      const s = await provider.screenshot(handle);
+      const s = await withManagedReconcile(deps, m, ({ provider, handle }) => provider.screenshot(handle));
       return { png: s.png, width: s.width, height: s.height };
     },
     execute(command, parameters, options) {
-      return provider.execute(handle, command, parameters, options);
+      return withManagedReconcile(deps, m, ({ provider, handle }) =>
+        provider.execute(handle, command, parameters, options),
+      );
     },
   };
 }

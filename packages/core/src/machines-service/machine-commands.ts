@@ -25,7 +25,8 @@ import {
 import type { BatchResult, CommandResult, OpResult } from "../machines/provider.ts";
 import { dispatchExternal, outcomeToCommand, outcomeToOp } from "./external-dispatch.ts";
 import { parseMachineId } from "./ids.ts";
-import { bindManaged, externalRunnable, managedRunnable, syncHandle } from "./machine-access.ts";
+import { externalRunnable, managedRunnable, syncHandle } from "./machine-access.ts";
+import { withManagedReconcile } from "./reconcile-machine.ts";
 import type { MachinePrincipal } from "./record.ts";
 import { assertMachineStatus, loadMachine } from "./record.ts";
 import type { MachinesDeps } from "./runtime.ts";
@@ -76,8 +77,12 @@ export async function runAction(
     });
     return { machine_id: m.id, ...outcomeToCommand(parsed.command, o) };
   }
-  const { provider, handle } = bindManaged(deps, m);
-  return { machine_id: m.id, ...(await provider.execute(handle, parsed.command, parsed.params, { timeoutMs })) };
+  return {
+    machine_id: m.id,
+    ...(await withManagedReconcile(deps, m, ({ provider, handle }) =>
+      provider.execute(handle, parsed.command, parsed.params, { timeoutMs }),
+    )),
+  };
 }
 
 export async function runBatchOnMachine(
@@ -130,12 +135,13 @@ export async function runBrowserOp(
       );
       return outcomeToOp(o);
     }
-    const { provider, handle } = bindManaged(deps, m);
-    try {
-      return await provider.browser(handle, op, body.parameters, { timeoutMs });
-    } finally {
-      await syncHandle(deps, m, provider);
-    }
+    return withManagedReconcile(deps, m, async ({ provider, handle }) => {
+      try {
+        return await provider.browser(handle, op, body.parameters, { timeoutMs });
+      } finally {
+        await syncHandle(deps, m, provider);
+      }
+    });
   });
   return { machine_id: m.id, op, ...r };
 }
@@ -156,8 +162,7 @@ export async function runTerminal(
       });
       return outcomeToOp(o);
     }
-    const { provider, handle } = bindManaged(deps, m);
-    return provider.terminal(handle, body);
+    return withManagedReconcile(deps, m, ({ provider, handle }) => provider.terminal(handle, body));
   });
   return { machine_id: m.id, ...r };
 }
@@ -178,8 +183,7 @@ export async function runFileOpOnMachine(
       const o = await dispatchExternal(deps, m, "file_op", { op, parameters: parsed.params });
       return outcomeToOp(o);
     }
-    const { provider, handle } = bindManaged(deps, m);
-    return provider.files(handle, op, body.parameters);
+    return withManagedReconcile(deps, m, ({ provider, handle }) => provider.files(handle, op, body.parameters));
   });
   return { machine_id: m.id, op, ...r };
 }

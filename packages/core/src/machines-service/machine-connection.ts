@@ -3,7 +3,8 @@
 // not: those fields are null). External machines: 409 INVALID_STATE, no credentials are issued.
 import { CoreError } from "../errors.ts";
 import type { ConnectionInfo } from "../machines/provider.ts";
-import { bindManaged, syncHandle } from "./machine-access.ts";
+import { syncHandle } from "./machine-access.ts";
+import { withManagedReconcile } from "./reconcile-machine.ts";
 import type { MachinePrincipal } from "./record.ts";
 import { assertMachineStatus, loadMachine } from "./record.ts";
 import type { MachinesDeps } from "./runtime.ts";
@@ -25,9 +26,10 @@ export async function machineConnection(
     );
   }
   assertMachineStatus(m, ["running"], "connection details");
-  const { provider, handle } = bindManaged(deps, m);
-  const info = await provider.connection(handle);
-  // starting VNC on demand changes the handle's process list: keep the stored handle current
-  await syncHandle(deps, m, provider);
-  return info;
+  return withManagedReconcile(deps, m, async ({ provider, handle }) => {
+    const info = await provider.connection(handle);
+    // starting VNC on demand changes the handle's process list: keep the stored handle current
+    await syncHandle(deps, m, provider);
+    return info;
+  });
 }

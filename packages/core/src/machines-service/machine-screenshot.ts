@@ -1,7 +1,8 @@
 // GET /v1/machines/{id}/screenshot -> {machine_id, image_b64, mime_type, width, height, captured_at}
 // (the raw bytes with Accept: image/png, served by the API's plain route from the same use case).
 // 409 INVALID_STATE unless running; 502 SCREENSHOT_FAILED when the capture errors.
-import { bindManaged, externalScreenshot } from "./machine-access.ts";
+import { externalScreenshot } from "./machine-access.ts";
+import { withManagedReconcile } from "./reconcile-machine.ts";
 import type { MachinePrincipal } from "./record.ts";
 import { assertMachineStatus, loadMachine } from "./record.ts";
 import type { MachinesDeps } from "./runtime.ts";
@@ -33,8 +34,7 @@ export async function screenshotMachine(
       captured_at: s.captured_at,
     };
   }
-  const { provider, handle } = bindManaged(deps, m);
-  const s = await provider.screenshot(handle);
+  const s = await withManagedReconcile(deps, m, ({ provider, handle }) => provider.screenshot(handle));
   return {
     machine_id: m.id,
     png: s.png,

@@ -126,7 +126,7 @@ export async function finishProvisioning(
     const now = deps.clock.now();
     const moved = await deps.db.machine.updateMany({
       where: { id: row.id, status: "provisioning" },
-      data: { status: "running", statusReason: null, handle: asJson(handle), billedThrough: now },
+      data: { status: "running", statusReason: null, statusMessage: null, handle: asJson(handle), billedThrough: now },
     });
     if (moved.count === 0) {
       // terminated while it was being created: nothing may keep running
@@ -135,14 +135,14 @@ export async function finishProvisioning(
     }
     deps.logger.info("machine provisioned", { machine_id: row.id, provider: provider.name });
   } catch (e) {
-    deps.logger.warn("machine provisioning failed", {
-      machine_id: row.id,
-      err: e instanceof Error ? e.message : String(e),
-    });
+    const err = (e instanceof Error ? e.message : String(e)).slice(0, 2000);
+    deps.logger.warn("machine provisioning failed", { machine_id: row.id, err });
+    // nothing of a failed machine stays on the host (its user and home included)
     if (handle && provider) await provider.terminate(handle).catch(() => {});
+    else if (provider?.forget) await provider.forget(row.id).catch(() => {});
     await deps.db.machine.updateMany({
       where: { id: row.id, status: "provisioning" },
-      data: { status: "error", statusReason: "provision_failed" },
+      data: { status: "error", statusReason: "provision_failed", statusMessage: err },
     });
     if (row.isTest) throw e;
   }

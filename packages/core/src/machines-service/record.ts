@@ -25,7 +25,15 @@ export const MachineRecord = z
     status_reason: z
       .string()
       .nullable()
-      .describe("why the machine is in its status, e.g. suspended_for_billing, ttl_expired, provision_failed"),
+      .describe(
+        "why the machine is in its status, e.g. suspended_for_billing, ttl_expired, provision_failed, start_failed, lost, service_stopped",
+      ),
+    status_message: z
+      .string()
+      .nullable()
+      .describe(
+        "what happened, in words, when status_reason alone does not say it (e.g. which program or Debian package is missing)",
+      ),
     provider: z.string().describe("provider serving the machine: local-desktop, mock or external"),
     ttl_minutes: z.number().int().nullable().describe("auto-destroy after this many minutes (null: no TTL)"),
     expires_at: z.string().nullable().describe("when the TTL destroys the machine (ISO 8601) or null"),
@@ -59,6 +67,7 @@ export function toMachineRecord(m: Machine): MachineRecord {
     desktop_enabled: m.desktopEnabled,
     status: m.status as MachineStatus,
     status_reason: m.statusReason,
+    status_message: m.statusMessage,
     provider: m.provider,
     ttl_minutes: m.ttlMinutes,
     expires_at: m.expiresAt?.toISOString() ?? null,

@@ -102,7 +102,15 @@ export class MachinesRuntime {
     this.inflight.add(p);
   }
 
-  /** waits for background work; providers keep their machines running (they are reconciled at start) */
+  /** waits for the background work in flight (provisioning, reconcile) */
+  async settle(): Promise<void> {
+    await Promise.allSettled([...this.inflight]);
+  }
+
+  /**
+   * waits for background work and releases the providers' own resources; machines keep running unless
+   * the machine background stopped them first (startMachineBackground's stopDesktopsOnStop)
+   */
   async close(): Promise<void> {
     this.closed = true;
     await Promise.allSettled([...this.inflight]);

@@ -243,8 +243,19 @@ export const EnrollResponse = z.object({
 });
 
 export const MachinesHealth = z.object({
-  status: z.enum(["ok", "degraded"]).describe("ok when the managed provider is available"),
+  status: z
+    .enum(["ok", "degraded"])
+    .describe("ok when the managed provider runs here and a desktop can start (managed_ready)"),
   managed_provider: z.string().nullable().describe("name of the managed provider, null when none runs here"),
+  managed_ready: z
+    .boolean()
+    .describe(
+      "a live desktop can be provisioned now: required programs present, the service runs as root, the last desktop start did not fail",
+    ),
+  managed_detail: z.string().nullable().describe("why the managed provider is or is not ready, in words"),
+  missing_packages: z
+    .array(z.string())
+    .describe("Debian packages of programs the managed provider did not find (scripts/install-desktop-deps.sh)"),
   mock_provider: z.string().describe("name of the test-key provider"),
   time: z.string().describe("server time"),
 });

@@ -2,7 +2,7 @@
 // home (snapshots stay). External: the device token is revoked, outstanding commands are cancelled and
 // stored frames are deleted. Also used by the TTL sweep (status_reason ttl_expired).
 import type { Machine } from "@cua/db/generated";
-import type { MachineHandle } from "../machines/provider.ts";
+import type { MachineHandle, TerminateResult } from "../machines/provider.ts";
 import { OUTSTANDING } from "./external-dispatch.ts";
 import { providerFor } from "./machine-access.ts";
 import { setMachineStatus, withMachineOp } from "./machine-ops.ts";
@@ -59,12 +59,16 @@ export async function terminateRow(deps: MachinesDeps, m: Machine, reason: strin
     deps.machines.signals.notify(m.id, "commands");
     return;
   }
+  let r: TerminateResult | undefined;
   if (m.handle) {
-    const provider = providerFor(deps, m);
-    const r = await provider.terminate(m.handle as unknown as MachineHandle);
-    if (r.leftover_processes > 0) {
-      deps.logger.warn("machine terminated with leftover processes", { machine_id: m.id, count: r.leftover_processes });
-    }
+    r = await providerFor(deps, m).terminate(m.handle as unknown as MachineHandle);
+  } else {
+    // no handle: a provision cut short (a crash); the provider still removes what it made for this id
+    const p = m.isTest ? deps.machines.mock : deps.machines.managed;
+    if (p?.forget && p.name === m.provider) r = await p.forget(m.id);
+  }
+  if (r && r.leftover_processes > 0) {
+    deps.logger.warn("machine terminated with leftover processes", { machine_id: m.id, count: r.leftover_processes });
   }
   await setMachineStatus(deps, m.id, { status: "terminated", statusReason: reason, terminatedAt: now });
 }

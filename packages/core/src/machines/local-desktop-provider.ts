@@ -804,14 +804,8 @@ export class LocalDesktopProvider implements MachineProvider {
     this.requirementsCache = null;
     const name = path.posix.basename(e.command);
     const req = REQUIREMENTS.find((r) => r.binary === name || (r.binary === "chromium" && name.startsWith("chromium")));
-    return missingMessage([
-      {
-        binary: name,
-        package: req?.package ?? name,
-        role: req?.role ?? "desktop",
-        looked_in: e.command.includes("/") ? e.command : `PATH ${this.opts.searchPath}`,
-      },
-    ]);
+    const pkg = req?.package ?? name;
+    return `The desktop cannot start on this host: ${name} (Debian package ${pkg}) at ${e.command} could not be started (not found, or not executable by the machine's user). Install the desktop packages (scripts/install-desktop-deps.sh, or apt-get install ${pkg}) and start the machine again.`;
   }
 
   private async logSize(file: string): Promise<number> {
