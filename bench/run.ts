@@ -1,6 +1,7 @@
-// npm run bench [-- <name> ...]   (names: api, predict, machines, runs; all when none is named)
+// npm run bench [-- <name> ...]   (names: api, predict, machines, runs, fuzz; all when none is named)
 // The grounding benchmark runs on its own: npx tsx bench/grounding/run.ts
 import { benchApi } from "./api.ts";
+import { benchFuzz } from "./fuzz.ts";
 import { benchMachines } from "./machines-api.ts";
 import { benchPredict } from "./predict.ts";
 import { benchRuns } from "./runs.ts";
@@ -10,6 +11,7 @@ const suites: Record<string, () => Promise<void>> = {
   predict: benchPredict,
   machines: benchMachines,
   runs: benchRuns,
+  fuzz: benchFuzz,
 };
 const wanted = process.argv.slice(2).filter((a) => !a.startsWith("-"));
 for (const name of wanted.length ? wanted : Object.keys(suites)) {
