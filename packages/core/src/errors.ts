@@ -1,17 +1,19 @@
 // One exhaustive table: error code -> HTTP status, error type, retryable, retry_with_same_idempotency_key.
-// SPEC.md "Errors" gives the statuses it shows; DECISIONS.md "Error envelope and statuses" decides the rest.
+// SPEC.md "Errors" gives the statuses it shows; DECISIONS.md "Error envelope and statuses" decides the rest,
+// as amended by "Compatibility amendments (2026-11-25)" (type names, FEATURE_NOT_AVAILABLE 400, GROUNDING_FAILED
+// 422 when nothing matches, the per-resource *_NOT_FOUND codes).
 // Both the /v1 facade and the tRPC side render errors from this table only.
 
+// DECISIONS.md "Compatibility amendments (2026-11-25)": the commercial service's `type` values.
 type ErrorType =
-  | "invalid_request_error"
+  | "validation_error"
   | "auth_error"
   | "forbidden"
   | "billing_error"
   | "not_found_error"
-  | "conflict_error"
-  | "gone_error"
+  | "state_error"
+  | "client_error"
   | "rate_limit_error"
-  | "upstream_error"
   | "server_error";
 
 interface CodeInfo {
@@ -48,6 +50,7 @@ export const ERROR_CODES = {
   INVALID_SCREENSHOT: c(400, "The screenshot is not valid base64 or an exact PNG/JPEG data URI."),
   UNSUPPORTED_MACHINE_KIND: c(400, "This operation is not supported for this kind of machine."),
   MALFORMED_JSON: c(400, "The request body is not valid JSON."),
+  FEATURE_NOT_AVAILABLE: c(400, "This feature is not available for this key's mode or tier."),
   MALFORMED_REQUEST: c(400, "The HTTP request could not be parsed (request line, headers or URL encoding)."),
   INVALID_API_KEY: c(401, "The API key is missing, invalid, expired or revoked."),
   INVALID_SIGNATURE: c(401, "The signature is missing, malformed, stale or wrong."),
@@ -58,9 +61,13 @@ export const ERROR_CODES = {
   WALLET_EXHAUSTED: c(402, "The wallet ran out of credits."),
   BUDGET_EXCEEDED: c(402, "The run's budget would be exceeded."),
   INSUFFICIENT_SCOPE: c(403, "The API key lacks the scope this endpoint requires."),
-  FEATURE_NOT_AVAILABLE: c(403, "This feature is not available for this key's mode or tier."),
   FORBIDDEN_ORIGIN: c(403, "The request's Origin is not allowed."),
   NOT_FOUND: c(404, "The resource does not exist."),
+  MACHINE_NOT_FOUND: c(404, "The machine does not exist."),
+  KEY_NOT_FOUND: c(404, "The API key does not exist."),
+  SCHEDULE_NOT_FOUND: c(404, "The schedule does not exist."),
+  TRIGGER_NOT_FOUND: c(404, "The trigger does not exist."),
+  WORKFLOW_RUN_NOT_FOUND: c(404, "The workflow run does not exist."),
   SESSION_NOT_FOUND: c(404, "The session does not exist or has expired."),
   RUN_NOT_FOUND: c(404, "The run does not exist."),
   WORKFLOW_NOT_FOUND: c(404, "The workflow does not exist."),
@@ -86,6 +93,7 @@ export const ERROR_CODES = {
   LLM_KEY_NOT_CONFIGURED: c(422, "No provider key is available for this request."),
   LLM_PROVIDER_UNSUPPORTED: c(422, "This provider is not supported here."),
   LLM_KEY_INVALID: c(422, "The provider rejected the key."),
+  GROUNDING_FAILED: c(422, "No element matching the description was found; the charge was refunded."),
   RATE_LIMIT_EXCEEDED: c(429, "Too many requests.", true, true),
   TEST_MACHINE_LIMIT: c(429, "A test key may hold at most 5 mock machines."),
   TEST_SCHEDULE_LIMIT: c(429, "A test key may hold at most 10 mock schedules."),
@@ -93,9 +101,9 @@ export const ERROR_CODES = {
   SESSION_LIMIT_REACHED: c(429, "The tier's concurrent sessions are in use.", true, true),
   KEY_LIMIT_REACHED: c(429, "The account holds the maximum number of active keys."),
   HEADERS_TOO_LARGE: c(431, "The request line and headers are too large."),
-  INTERNAL_ERROR: c(500, "Something went wrong on our side.", true, false),
+  // same key: billed work tags its hold with the key, so a same-key retry never pays twice (issue 10)
+  INTERNAL_ERROR: c(500, "Something went wrong on our side.", true, true),
   PREDICTION_FAILED: c(502, "The engine failed to produce a valid prediction.", true, false),
-  GROUNDING_FAILED: c(502, "The engine failed to ground the element.", true, false),
   SCREENSHOT_FAILED: c(502, "The machine was reached but the capture failed.", true, false),
   DB_UNAVAILABLE: c(503, "The database is unreachable.", true, true),
   UPSTREAM_UNAVAILABLE: c(503, "The upstream engine is unavailable.", true, false),
@@ -110,12 +118,11 @@ export function errorType(status: number): ErrorType {
   if (status === 402) return "billing_error";
   if (status === 403) return "forbidden";
   if (status === 404) return "not_found_error";
-  if (status === 409) return "conflict_error";
-  if (status === 410) return "gone_error";
+  if (status === 409) return "state_error";
+  if (status === 405 || status === 408 || status === 410) return "client_error";
   if (status === 429) return "rate_limit_error";
-  if (status === 502 || status === 504) return "upstream_error";
   if (status >= 500) return "server_error";
-  return "invalid_request_error";
+  return "validation_error"; // 400, 413, 415, 422, 431
 }
 
 export interface ErrorExtras {

@@ -3,6 +3,7 @@
 
 import { ERROR_CODES } from "@cua/core/errors";
 import { abandonIdempotent, beginIdempotent, completeIdempotent, fingerprint } from "@cua/core/idempotency/idempotency";
+import { idempotencyRefOf, withIdempotencyRef } from "@cua/core/idempotency/idempotency-scope";
 import type { Principal } from "@cua/core/keys/authenticate-key";
 import { ReplayedResponse, renderError, toCoreError } from "../http/render-error.ts";
 import { baseUrlOf, type Ctx, header } from "./context.ts";
@@ -41,12 +42,10 @@ export async function idempotent<T>(
     ctx.res.status = begun.status;
     return begun.body as T;
   }
+  let result: T;
   try {
-    const result = await fn();
-    const headers: Record<string, string> = {};
-    for (const h of REPLAYED_HEADERS) if (ctx.res.headers[h] !== undefined) headers[h] = ctx.res.headers[h]!;
-    await completeIdempotent(ctx.deps, begun.recordId, { status: ctx.res.status ?? 200, body: result, headers });
-    return result;
+    // billed work tags its wallet hold with this key, so a retry with the same key never pays twice
+    result = await withIdempotencyRef(idempotencyRefOf(scope, key), fn);
   } catch (e) {
     const ce = toCoreError(e);
     const status = ERROR_CODES[ce.code].status;
@@ -62,4 +61,20 @@ export async function idempotent<T>(
     }
     throw e;
   }
+  const headers: Record<string, string> = {};
+  for (const h of REPLAYED_HEADERS) if (ctx.res.headers[h] !== undefined) headers[h] = ctx.res.headers[h]!;
+  const stored = { status: ctx.res.status ?? 200, body: result, headers };
+  // The work is done (and any charge captured): an overloaded database must not turn it into an error
+  // whose retry runs it again. Storing is retried; if it still fails the answer goes out and the key
+  // stays `processing` (a retry after the pending window runs again, without a second charge).
+  for (const wait of [0, 200, 1000]) {
+    if (wait) await new Promise((r) => setTimeout(r, wait));
+    try {
+      await completeIdempotent(ctx.deps, begun.recordId, stored);
+      break;
+    } catch (e) {
+      ctx.deps.logger.warn("idempotent response not stored", { err: e instanceof Error ? e.message : String(e) });
+    }
+  }
+  return result;
 }

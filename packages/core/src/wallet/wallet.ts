@@ -21,7 +21,7 @@ export async function getBalance(deps: CoreDeps, accountId: string): Promise<num
 /** Holds `amount` credits before metered work; 402 INSUFFICIENT_CREDITS with required and balance otherwise. */
 export async function reserve(
   deps: CoreDeps,
-  args: { accountId: string; amount: number; endpoint: string; requestId?: string },
+  args: { accountId: string; amount: number; endpoint: string; requestId?: string; idempotencyRef?: string },
 ): Promise<Reservation> {
   if (!Number.isSafeInteger(args.amount) || args.amount < 0) throw new Error("reserve: bad amount");
   const id = `rsv_${hex(12)}`;
@@ -47,6 +47,7 @@ export async function reserve(
         status: "reserved",
         endpoint: args.endpoint,
         requestId: args.requestId ?? null,
+        idempotencyRef: args.idempotencyRef ?? null,
       },
     });
     await tx.walletEntry.create({
