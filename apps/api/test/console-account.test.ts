@@ -223,7 +223,7 @@ describe("usage", () => {
     await call(s.url, "GET", "/v1/usage", { key: live.key });
     await call(s.url, "GET", "/v1/usage", { key: live.key });
     await call(s.url, "GET", "/v1/keys", { key: live.key });
-    const r = await trpc(s.url, "console.usage.summary", { query: true, cookie, input: { mode: "live" } });
+    const r = await trpc(s.url, "console.usage.get", { query: true, cookie, input: { mode: "live" } });
     expect(r.status).toBe(200);
     expect(r.data.mode).toBe("live");
     expect(r.data.period).toMatch(/^\d{4}-\d{2}$/);
@@ -231,9 +231,9 @@ describe("usage", () => {
       { endpoint: "GET /v1/keys", requests: 1, credits_charged: 0 },
       { endpoint: "GET /v1/usage", requests: 2, credits_charged: 0 },
     ]);
-    const test = await trpc(s.url, "console.usage.summary", { query: true, cookie, input: { mode: "test" } });
+    const test = await trpc(s.url, "console.usage.get", { query: true, cookie, input: { mode: "test" } });
     expect(test.data.by_endpoint).toEqual([]);
-    const bad = await trpc(s.url, "console.usage.summary", {
+    const bad = await trpc(s.url, "console.usage.get", {
       query: true,
       cookie,
       input: { mode: "live", period: "2026-13" },
@@ -249,8 +249,8 @@ describe("provider keys (BYOK)", () => {
 
   it("stores, replaces and deletes a provider key; only fingerprints are ever returned", async () => {
     const { cookie } = await signUp(s.url);
-    expect((await trpc(s.url, "console.providerKeys.list", { query: true, cookie })).data.keys).toEqual([]);
-    const put = await trpc(s.url, "console.providerKeys.put", {
+    expect((await trpc(s.url, "console.llmKeys.list", { query: true, cookie })).data.keys).toEqual([]);
+    const put = await trpc(s.url, "console.llmKeys.put", {
       input: { provider: "anthropic", api_key: anthropic1 },
       cookie,
     });
@@ -258,17 +258,17 @@ describe("provider keys (BYOK)", () => {
     expect(put.data).toMatchObject({ provider: "anthropic", stored: true });
     expect(put.data.key_fingerprint).toMatch(/^[0-9a-f]{16}$/);
     expect(JSON.stringify(put.body)).not.toContain(anthropic1);
-    const list = await trpc(s.url, "console.providerKeys.list", { query: true, cookie });
+    const list = await trpc(s.url, "console.llmKeys.list", { query: true, cookie });
     expect(list.data.keys).toEqual([
       expect.objectContaining({ provider: "anthropic", key_fingerprint: put.data.key_fingerprint }),
     ]);
     expect(JSON.stringify(list.body)).not.toContain("sk-ant-");
-    const replaced = await trpc(s.url, "console.providerKeys.put", {
+    const replaced = await trpc(s.url, "console.llmKeys.put", {
       input: { provider: "anthropic", api_key: anthropic2 },
       cookie,
     });
     expect(replaced.data.key_fingerprint).not.toBe(put.data.key_fingerprint);
-    const list2 = await trpc(s.url, "console.providerKeys.list", { query: true, cookie });
+    const list2 = await trpc(s.url, "console.llmKeys.list", { query: true, cookie });
     expect(list2.data.keys).toHaveLength(1);
     expect(list2.data.keys[0].key_fingerprint).toBe(replaced.data.key_fingerprint);
     // the API sees the same stored key
@@ -276,17 +276,17 @@ describe("provider keys (BYOK)", () => {
       .data;
     const v1 = await call(s.url, "GET", "/v1/llm/keys", { key: live.key });
     expect(v1.body.keys[0].key_fingerprint).toBe(replaced.data.key_fingerprint);
-    const del = await trpc(s.url, "console.providerKeys.delete", { input: { provider: "anthropic" }, cookie });
+    const del = await trpc(s.url, "console.llmKeys.delete", { input: { provider: "anthropic" }, cookie });
     expect(del.data).toEqual({ deleted: true });
-    expect((await trpc(s.url, "console.providerKeys.list", { query: true, cookie })).data.keys).toEqual([]);
-    const again = await trpc(s.url, "console.providerKeys.delete", { input: { provider: "anthropic" }, cookie });
+    expect((await trpc(s.url, "console.llmKeys.list", { query: true, cookie })).data.keys).toEqual([]);
+    const again = await trpc(s.url, "console.llmKeys.delete", { input: { provider: "anthropic" }, cookie });
     expect(again.status).toBe(404);
     expect(again.error.code).toBe("LLM_KEY_NOT_FOUND");
   });
 
   it("a malformed provider key is 422 naming body.api_key", async () => {
     const { cookie } = await signUp(s.url);
-    const r = await trpc(s.url, "console.providerKeys.put", { input: { provider: "openai", api_key: "nope" }, cookie });
+    const r = await trpc(s.url, "console.llmKeys.put", { input: { provider: "openai", api_key: "nope" }, cookie });
     expect(r.status).toBe(422);
     expect(r.error.details[0].path).toBe("body.api_key");
   });

@@ -135,12 +135,7 @@ describe("sessions and cookies", () => {
     ["a malformed token", "svc_session=../../etc"],
     ["an unknown token", `svc_session=${"a".repeat(32)}`],
   ])("%s is 401 UNAUTHENTICATED on every console procedure", async (_label, cookie) => {
-    for (const path of [
-      "console.auth.me",
-      "console.wallet.balance",
-      "console.keys.list",
-      "console.providerKeys.list",
-    ]) {
+    for (const path of ["console.auth.me", "console.wallet.balance", "console.keys.list", "console.llmKeys.list"]) {
       const r = await trpc(s.url, path, { query: true, cookie });
       expect(r.status, path).toBe(401);
       expect(r.error.code).toBe("UNAUTHENTICATED");

@@ -91,7 +91,11 @@ describe("console runs", () => {
     const again = await trpc(s.url, "console.runs.resume", { input: { id: c.data.id }, cookie });
     expect(again.status).toBe(409);
     expect(again.error.code).toBe("NOT_AWAITING_HUMAN");
-    const list = await trpc(s.url, "console.runs.list", { query: true, cookie, input: { status: "succeeded" } });
+    const list = await trpc(s.url, "console.runs.list", {
+      query: true,
+      cookie,
+      input: { status: "succeeded", mode: "test" },
+    });
     expect(list.data.runs.map((r: { id: string }) => r.id)).toEqual([c.data.id]);
   });
 

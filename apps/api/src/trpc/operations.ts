@@ -6,9 +6,21 @@
 //             mode (input field `mode`, else the mode an id names: mch_test_/run_test_/ses_test_..., else live)
 import type { KeyMode } from "@cua/core/keys/scopes";
 import { apiKeyCaller, type Caller, operatorCaller } from "@cua/core/operations/caller";
-import type { AnyOperation, HttpMethod, OperationContext, OperationDefinition } from "@cua/core/operations/define";
+import {
+  type AnyOperation,
+  type HttpMethod,
+  type OperationContext,
+  type OperationDefinition,
+  servedByRouter,
+} from "@cua/core/operations/define";
 import { type Operations, operations } from "@cua/core/operations/registry";
-import type { TRPCMutationProcedure, TRPCQueryProcedure } from "@trpc/server";
+import {
+  type TRPCMutationProcedure,
+  type TRPCQueryProcedure,
+  type TRPCSubscriptionProcedure,
+  type TrackedEnvelope,
+  tracked,
+} from "@trpc/server";
 import { z } from "zod";
 import { consoleProcedure } from "./console-procedures.ts";
 import { type Ctx, header } from "./context.ts";
@@ -114,7 +126,36 @@ export function consoleModeOf(input: Record<string, unknown> | undefined): KeyMo
   return "live";
 }
 
+/** The own input of an operation from the console's input (without `mode` and tRPC's `lastEventId`). */
+function ownInput(op: AnyOperation, input: unknown): unknown {
+  if (op.input instanceof z.ZodVoid) return undefined;
+  if (!input || typeof input !== "object") return input;
+  const { mode: _mode, lastEventId: _last, ...rest } = input as Record<string, unknown>;
+  return rest;
+}
+
+/** An sse operation in the console: a tRPC subscription of the same frames, resumable by seq (tracked ids). */
+function consoleStreamProcedure(op: AnyOperation) {
+  const input = (consoleInput(op.input) as z.ZodObject).extend({
+    lastEventId: z.string().max(16).nullish().describe("resume after this seq (sent by tRPC's SSE client)"),
+  });
+  return consoleProcedure
+    .meta({ op })
+    .input(input)
+    .subscription(async function* ({ ctx, input, signal }) {
+      const obj = input as Record<string, unknown>;
+      const caller = operatorCaller(ctx.operator, consoleModeOf(obj));
+      const own = ownInput(op, obj) as Record<string, unknown>;
+      const last = obj.lastEventId;
+      if (typeof last === "string" && /^\d+$/.test(last)) own.after = last;
+      for await (const f of op.stream!(operationContext(ctx, op, caller, true), own, signal)) {
+        yield tracked(String(f.seq), f);
+      }
+    });
+}
+
 function consoleOperationProcedure(op: AnyOperation) {
+  if (op.transport === "sse") return consoleStreamProcedure(op);
   const p = consoleProcedure.meta({ op }).input(consoleInput(op.input)).output(op.output);
   const resolve = ({
     ctx,
@@ -125,12 +166,7 @@ function consoleOperationProcedure(op: AnyOperation) {
   }) => {
     const obj = (input ?? undefined) as Record<string, unknown> | undefined;
     const caller = operatorCaller(ctx.operator, consoleModeOf(obj));
-    let own: unknown = obj;
-    if (obj && typeof obj === "object" && "mode" in obj) {
-      const { mode: _mode, ...rest } = obj;
-      own = op.input instanceof z.ZodVoid ? undefined : rest;
-    } else if (op.input instanceof z.ZodVoid) own = undefined;
-    return runOperation(op, ctx, caller, own, true);
+    return runOperation(op, ctx, caller, ownInput(op, obj), true);
   };
   return op.method === "GET" ? p.query(resolve) : p.mutation(resolve);
 }
@@ -142,6 +178,7 @@ type NameOf<Id> = Id extends `${string}.${infer N}` ? N : never;
 type Proc<M, In, Out> = M extends "GET"
   ? TRPCQueryProcedure<{ input: In; output: Out; meta: Meta }>
   : TRPCMutationProcedure<{ input: In; output: Out; meta: Meta }>;
+type Sub<In, Out> = TRPCSubscriptionProcedure<{ input: In; output: AsyncIterable<TrackedEnvelope<Out>>; meta: Meta }>;
 type OpOf<Ops extends readonly unknown[], Id> = Extract<Ops[number], { id: Id }>;
 type Parts<X> =
   X extends OperationDefinition<infer I, infer O, infer _A, infer Id, infer M, infer _P, infer _T, infer _C>
@@ -151,7 +188,7 @@ type ConsoleIn<I extends z.ZodType> = I extends z.ZodVoid
   ? { mode?: KeyMode } | undefined
   : z.input<I> & { mode?: KeyMode };
 
-type V1Ops = Extract<Operations[number], { path: `/${string}`; transport: "json" }>;
+type V1Ops = Extract<Operations[number], { path: `/${string}`; transport: "json"; auth: "api_key" | "public" }>;
 type ConsoleOps = Extract<Operations[number], { console: "shared" | "operator-only" }>;
 
 export type V1Record = {
@@ -175,7 +212,9 @@ export type ConsoleRecord = {
       infer _Id,
       infer M,
     ]
-      ? Proc<M, ConsoleIn<I>, z.output<O>>
+      ? OpOf<Operations, Id> extends { transport: "sse" }
+        ? Sub<ConsoleIn<I> & { lastEventId?: string | null }, z.output<O>>
+        : Proc<M, ConsoleIn<I>, z.output<O>>
       : never;
   };
 };
@@ -195,13 +234,13 @@ const all = operations as unknown as readonly AnyOperation[];
 
 /** Every /v1 json operation as a procedure, nested by group ("machines.start" -> machines.start). */
 export function v1Procedures(): V1Record {
-  return nest(all.filter((o) => o.path && o.transport === "json").map((o) => [o.id, v1Procedure(o)])) as V1Record;
+  return nest(all.filter(servedByRouter).map((o) => [o.id, v1Procedure(o)])) as V1Record;
 }
 
 /** Every console operation (shared and operator-only) as a console procedure. */
 export function consoleProcedures(): ConsoleRecord {
   return nest(
-    all.filter((o) => o.console !== false && o.handler).map((o) => [o.id, consoleOperationProcedure(o)]),
+    all.filter((o) => o.console !== false && (o.handler || o.stream)).map((o) => [o.id, consoleOperationProcedure(o)]),
   ) as ConsoleRecord;
 }
 

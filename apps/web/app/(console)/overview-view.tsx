@@ -66,7 +66,7 @@ function UsageCard() {
   const [period, setPeriod] = useState(currentPeriod());
   const [mode, setMode] = useState<"live" | "test">("live");
   const [metric, setMetric] = useState<"requests" | "credits">("requests");
-  const usage = useQuery(trpc.console.usage.summary.queryOptions({ mode, period: period || undefined }));
+  const usage = useQuery(trpc.console.usage.get.queryOptions({ mode, period: period || undefined }));
   return (
     <Card title="Usage by endpoint">
       <div className="mb-4 grid grid-cols-1 gap-3 sm:grid-cols-3">

@@ -98,11 +98,19 @@ export interface OperationDefinition<
   errors: readonly ErrorCode[];
   docs: { summary: string; description: string; tags: string[] };
   transport: T;
+  /** request headers worth documenting beyond auth and Idempotency-Key (Accept, Last-Event-ID...) */
+  requestHeaders?: readonly { name: string; description: string }[];
   /** other representations chosen by Accept (served by a plain route that runs this same operation) */
   alsoServes?: readonly ("text/event-stream" | "image/png")[];
   /** the console: "shared" (same procedure, operator as caller), "operator-only" (console only), false */
   console: C;
   mcp?: { tool: string; group: McpGroup };
+  /** sse transport: the frames, ending when the stream ends (the console gets them as a subscription) */
+  stream?: (
+    ctx: OperationContext<A>,
+    input: z.output<I>,
+    signal?: AbortSignal,
+  ) => AsyncIterable<{ seq: number; event: string; data: unknown }>;
   /** json transport: the one call into the use case. Plain transports may omit it (their route serves them). */
   handler?: (ctx: OperationContext<A>, input: z.output<I>) => Promise<z.input<O>> | z.input<O>;
 }
@@ -116,7 +124,10 @@ export type AnyOperation = OperationDefinition<
   `/${string}` | null,
   Transport,
   ConsoleExposure
-> & { handler?: (ctx: any, input: any) => unknown };
+> & {
+  handler?: (ctx: any, input: any) => unknown;
+  stream?: (ctx: any, input: any, signal?: AbortSignal) => AsyncIterable<{ seq: number; event: string; data: unknown }>;
+};
 
 /** Declares an operation. Defaults: auth api_key, idempotency none, success 200, transport json, no
  * console, billing "free", no extra errors. */
@@ -151,6 +162,11 @@ export function defineOperation<
     errors: [],
     ...def,
   };
+}
+
+/** Whether the generated /v1 router serves it (JSON with an API key or public); the others have a plain route. */
+export function servedByRouter(op: { path: string | null; transport: Transport; auth: Auth }): boolean {
+  return op.path !== null && op.transport === "json" && (op.auth === "api_key" || op.auth === "public");
 }
 
 /** Path parameters of a /v1 path template ("/machines/{id}/files/{op}" -> ["id", "op"]). */

@@ -34,9 +34,9 @@ function ProviderCard({ provider, stored }: { provider: (typeof PROVIDERS)[numbe
   const [value, setValue] = useState("");
   const [confirming, setConfirming] = useState(false);
   const [status, setStatus] = useState<string | null>(null);
-  const refresh = () => qc.invalidateQueries({ queryKey: trpc.console.providerKeys.list.queryKey() });
+  const refresh = () => qc.invalidateQueries({ queryKey: trpc.console.llmKeys.list.queryKey() });
   const put = useMutation(
-    trpc.console.providerKeys.put.mutationOptions({
+    trpc.console.llmKeys.put.mutationOptions({
       onSuccess: async (r) => {
         setValue("");
         setStatus(`Stored. Fingerprint ${r.key_fingerprint}.`);
@@ -45,7 +45,7 @@ function ProviderCard({ provider, stored }: { provider: (typeof PROVIDERS)[numbe
     }),
   );
   const del = useMutation(
-    trpc.console.providerKeys.delete.mutationOptions({
+    trpc.console.llmKeys.delete.mutationOptions({
       onSuccess: async () => {
         setConfirming(false);
         setStatus("Deleted.");
@@ -137,7 +137,7 @@ function ProviderCard({ provider, stored }: { provider: (typeof PROVIDERS)[numbe
 
 export function ProviderKeysView() {
   const trpc = useTRPC();
-  const list = useQuery(trpc.console.providerKeys.list.queryOptions());
+  const list = useQuery(trpc.console.llmKeys.list.queryOptions());
   return (
     <>
       <PageHeader

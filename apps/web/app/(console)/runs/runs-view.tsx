@@ -16,6 +16,7 @@ import { type FormEvent, useState } from "react";
 import { RunStatus } from "../../../components/run-status.tsx";
 import { errorInfo, friendlyMessage } from "../../../lib/errors.ts";
 import { dateTime } from "../../../lib/format.ts";
+import { type Mode, newestFirst } from "../../../lib/modes.ts";
 import { useTRPC } from "../../../lib/trpc.ts";
 
 const STATUSES = ["queued", "running", "awaiting_human", "succeeded", "failed", "cancelled", "timed_out"] as const;
@@ -114,11 +115,20 @@ export function RunsView() {
   const trpc = useTRPC();
   const params = useSearchParams();
   const [status, setStatus] = useState("");
-  const runs = useQuery({
-    ...trpc.console.runs.list.queryOptions({ status: status || undefined }),
-    refetchInterval: (q) =>
-      q.state.data?.runs.some((r) => ["queued", "running", "awaiting_human"].includes(r.status)) ? 2000 : 10000,
+  // both modes: the console's runs.list is GET /v1/runs in one mode at a time
+  const listOf = (mode: Mode) => ({
+    ...trpc.console.runs.list.queryOptions({ mode, status: status || undefined, limit: "200" }),
+    refetchInterval: (q: { state: { data?: { data: { status: string }[] } } }) =>
+      q.state.data?.data.some((r) => ["queued", "running", "awaiting_human"].includes(r.status)) ? 2000 : 10000,
   });
+  const live = useQuery(listOf("live"));
+  const test = useQuery(listOf("test"));
+  const runs = {
+    isPending: live.isPending || test.isPending,
+    error: live.error ?? test.error,
+    rows: newestFirst(live.data?.data, test.data?.data),
+    refetch: () => Promise.all([live.refetch(), test.refetch()]),
+  };
   return (
     <>
       <PageHeader
@@ -146,14 +156,14 @@ export function RunsView() {
             <Spinner label="Loading runs" />
           ) : runs.error ? (
             <ErrorBox message={friendlyMessage(runs.error)} onRetry={() => runs.refetch()} />
-          ) : runs.data.runs.length === 0 ? (
+          ) : runs.rows.length === 0 ? (
             <EmptyState title={status ? `No ${status.replace("_", " ")} runs` : "No runs yet"}>
               Start one above.
             </EmptyState>
           ) : (
             <Table
               caption="Runs"
-              rows={runs.data.runs}
+              rows={runs.rows}
               rowKey={(r) => r.id}
               columns={[
                 {

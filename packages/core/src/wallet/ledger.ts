@@ -2,29 +2,32 @@
 // and the operator's top-up, recorded in the ledger with a note naming the console user.
 import type { CoreDeps } from "../deps.ts";
 import { CoreError, validationError } from "../errors.ts";
-import { getBalance, type LedgerEntry, listLedger, topUp } from "../wallet/wallet.ts";
-import type { Operator } from "./session.ts";
+import type { Principal } from "../keys/authenticate-key.ts";
+import { type Caller, requireOperator } from "../operations/caller.ts";
+import { getBalance, type LedgerEntry, listLedger, topUp } from "./wallet.ts";
 
 export const LEDGER_KINDS = ["topup", "reserve", "capture", "release", "refund"] as const;
 export type LedgerKind = (typeof LEDGER_KINDS)[number];
 /** the most one top-up may add (the balance is a 32-bit integer of credits) */
 export const MAX_TOPUP_CREDITS = 10_000_000;
 
-export async function operatorBalance(deps: CoreDeps, op: Operator): Promise<{ balance_credits: number }> {
-  return { balance_credits: await getBalance(deps, op.accountId) };
+export async function walletBalance(deps: CoreDeps, p: Principal): Promise<{ balance_credits: number }> {
+  return { balance_credits: await getBalance(deps, p.accountId) };
 }
 
+/** An operator-only action: the note names the signed-in console user. */
 export async function operatorTopUp(
   deps: CoreDeps,
-  op: Operator,
+  caller: Caller,
   input: { credits: number; note?: string },
 ): Promise<{ balance_credits: number; credits: number; note: string }> {
+  const op = requireOperator(caller);
   if (!Number.isSafeInteger(input.credits) || input.credits < 1 || input.credits > MAX_TOPUP_CREDITS) {
     throw validationError("body.credits", `must be an integer from 1 to ${MAX_TOPUP_CREDITS}`);
   }
   const extra = input.note?.trim();
   const note = `console top-up by ${op.email}${extra ? `: ${extra}` : ""}`;
-  const r = await topUp(deps, { accountId: op.accountId, credits: input.credits, note });
+  const r = await topUp(deps, { accountId: caller.accountId, credits: input.credits, note });
   return { balance_credits: r.balance, credits: input.credits, note };
 }
 
@@ -34,9 +37,9 @@ export interface LedgerPage {
   has_more: boolean;
 }
 
-export async function operatorLedger(
+export async function ledgerPage(
   deps: CoreDeps,
-  op: Operator,
+  p: Principal,
   input: { kind?: string; limit?: number; cursor?: string },
 ): Promise<LedgerPage> {
   if (input.kind !== undefined && !(LEDGER_KINDS as readonly string[]).includes(input.kind)) {
@@ -49,7 +52,7 @@ export async function operatorLedger(
     if (!/^[1-9][0-9]{0,18}$/.test(input.cursor)) throw new CoreError("INVALID_CURSOR");
     before = BigInt(input.cursor);
   }
-  const rows = await listLedger(deps, { accountId: op.accountId, kind: input.kind, limit: limit + 1, before });
+  const rows = await listLedger(deps, { accountId: p.accountId, kind: input.kind, limit: limit + 1, before });
   const has_more = rows.length > limit;
   const entries = rows.slice(0, limit);
   return { entries, has_more, next_cursor: has_more ? entries[entries.length - 1]!.id : null };

@@ -1,11 +1,14 @@
 // Shapes of the /v1/runs routes (SPEC.md "Run", "Runs"; DECISIONS.md "Runs"). Path and query values
 // SPEC gives a 400 code (run id, limit, status filter) carry it on their zod issue, so they answer 400
 // before any 422 of the body.
-import { ActionPolicySchema } from "@cua/core/policy/action-policy";
-import { CuaVersionSchema } from "@cua/core/predict/schemas";
-import { isValidRunId, MAX_ITERATIONS_LIMIT, MAX_STEPS_LIMIT, RUN_STATUSES } from "@cua/core/runs/run-record";
+
 import { z } from "zod";
-import { NullableTimestamp, Timestamp } from "./common.types.ts";
+import { NullableTimestamp, Timestamp } from "../operations/common-schemas.ts";
+import { limitQuery, listOf, statusQuery } from "../operations/list.ts";
+import { ActionPolicySchema } from "../policy/action-policy.ts";
+import { LlmChoice, ModelField } from "../predict/model-choice.ts";
+import { CuaVersionSchema } from "../predict/schemas.ts";
+import { isValidRunId, MAX_ITERATIONS_LIMIT, MAX_STEPS_LIMIT, RUN_STATUSES } from "./run-record.ts";
 
 const coded = (errorCode: string, message: string) => ({ message, params: { errorCode } });
 
@@ -15,6 +18,11 @@ export const RunId = z
   .describe("run id: run_<24 hex> (live) or run_test_<24 hex> (test)");
 
 export const RunIdInput = z.object({ id: RunId });
+
+export const RunMetadata = z
+  .record(z.string().min(1).max(64), z.string().max(512))
+  .refine((m) => Object.keys(m).length <= 50, { message: "at most 50 keys" })
+  .describe("your own string key/value pairs (at most 50 keys; keys up to 64, values up to 512 characters)");
 
 export const CreateRunBody = z.strictObject({
   machine_id: z
@@ -67,6 +75,32 @@ export const CreateRunBody = z.strictObject({
   action_policy: ActionPolicySchema.optional().describe(
     "optional action policy enforced on every step (a violation fails the run with ACTION_POLICY_VIOLATION)",
   ),
+  // DECISIONS.md "Compatibility amendments (2026-11-25)": runs
+  instructions: z
+    .string()
+    .max(16_000)
+    .optional()
+    .describe("added to the engine's base prompt; shares the 32,000-character budget with system_prompt"),
+  system_prompt: z
+    .string()
+    .max(32_000)
+    .optional()
+    .describe("replaces the engine's base prompt; system_prompt plus instructions over 32,000 is 400 INPUT_TOO_LARGE"),
+  model: ModelField.optional(),
+  llm: LlmChoice.optional(),
+  deadline_seconds: z
+    .int()
+    .min(1)
+    .max(86_400)
+    .optional()
+    .describe("1 to 86,400 (default 86,400): the run is timed_out this many seconds after creation"),
+  awaiting_human_timeout_seconds: z
+    .int()
+    .min(1)
+    .max(86_400)
+    .optional()
+    .describe("a pause for a human longer than this fails the run (error AWAITING_HUMAN_TIMEOUT)"),
+  metadata: RunMetadata.optional(),
 });
 
 export const ResumeRunBody = z.strictObject({
@@ -74,22 +108,8 @@ export const ResumeRunBody = z.strictObject({
 });
 
 export const ListRunsQuery = z.object({
-  status: z
-    .string()
-    .optional()
-    .refine(
-      (v) => v === undefined || (RUN_STATUSES as readonly string[]).includes(v),
-      coded("INVALID_STATUS_FILTER", `one of ${RUN_STATUSES.join(", ")}`),
-    )
-    .describe(`filter: ${RUN_STATUSES.join(", ")}`),
-  limit: z
-    .string()
-    .optional()
-    .refine(
-      (v) => v === undefined || (/^\d{1,3}$/.test(v) && Number(v) >= 1 && Number(v) <= 200),
-      coded("INVALID_LIMIT", "an integer from 1 to 200"),
-    )
-    .describe("1 to 200 (default 50)"),
+  status: statusQuery(RUN_STATUSES, `filter: ${RUN_STATUSES.join(", ")}`),
+  limit: limitQuery(),
   cursor: z.string().max(512).optional().describe("next_cursor of the previous page"),
 });
 
@@ -115,16 +135,37 @@ const CallbackSchema = z.object({
   delivered_at: NullableTimestamp,
 });
 
+const RunResultSchema = z
+  .object({
+    passed: z.boolean().describe("true when the run succeeded"),
+    status: z.enum(RUN_STATUSES).describe("the run's terminal status"),
+    summary: z.string().describe("what happened, in words (the agent's last reasoning, or the error message)"),
+    verdict: z.string().optional().describe("pass or fail"),
+    reasoning: z.string().optional().describe("the agent's last reasoning (succeeded runs)"),
+    steps: z.number().int().optional().describe("completed steps"),
+  })
+  .catchall(z.unknown())
+  .describe("the outcome of a terminal run; null while the run is active");
+
 export const RunRecordSchema = z
   .object({
+    object: z.literal("agent.run").describe("always agent.run"),
     id: z.string().describe("run id"),
     status: z.enum(RUN_STATUSES).describe("queued, running, awaiting_human, succeeded, failed, cancelled or timed_out"),
     machine_id: z.string().describe("the machine the run drives"),
     task: z.string().describe("the task"),
+    instructions: z.string().nullable().describe("added to the base prompt"),
+    system_prompt: z.string().nullable().describe("replaces the base prompt"),
+    metadata: z.record(z.string(), z.string()).describe("your key/value pairs ({} when none)"),
     cua_version: z.string().describe("engine strategy"),
     max_steps: z.number().int().describe("step limit"),
     max_iterations: z.number().int().describe("iteration limit"),
     on_awaiting_human: z.enum(["pause", "fail", "cancel"]).describe("what happens when the agent needs a human"),
+    awaiting_human_timeout_seconds: z
+      .number()
+      .int()
+      .nullable()
+      .describe("a longer pause fails the run; null = until the deadline"),
     budget_cents: z.number().int().describe("0 = no budget guard"),
     webhook_url: z.string().nullable().describe("callback target"),
     webhook_secret: z
@@ -132,12 +173,14 @@ export const RunRecordSchema = z
       .nullable()
       .describe("whsec_<64 hex>: only in the create response and its exact replay; null elsewhere"),
     step_count: z.number().int().describe("completed (billed) steps"),
+    steps_completed: z.number().int().describe("= step_count"),
     iteration_count: z.number().int().describe("agent iterations so far"),
     awaiting_human_reason: z
       .string()
       .nullable()
       .describe("why the run waits for a human (e.g. stalled, human_requested)"),
-    result: z.unknown().describe("the outcome of a succeeded run ({reasoning, steps}), else null"),
+    awaiting_human_since: NullableTimestamp.describe("when the current pause began; null when not paused"),
+    result: RunResultSchema.nullable(),
     error: RunErrorSchema.nullable(),
     usage: z
       .object({
@@ -145,6 +188,8 @@ export const RunRecordSchema = z
         cost_cents: z.number().int().describe("the same in cents"),
       })
       .describe("billing so far"),
+    credits_charged: z.number().int().describe("= usage.credits_charged"),
+    cost_cents: z.number().int().describe("= usage.cost_cents"),
     llm: z
       .object({
         provider: z.string().describe("managed, anthropic or openai"),
@@ -161,8 +206,4 @@ export const RunRecordSchema = z
   })
   .describe("A task run");
 
-export const RunList = z.object({
-  runs: z.array(RunRecordSchema).describe("newest first"),
-  next_cursor: z.string().nullable().describe("pass as cursor for the next page"),
-  has_more: z.boolean().describe("whether another page exists"),
-});
+export const RunList = listOf(RunRecordSchema, "runs, newest first");

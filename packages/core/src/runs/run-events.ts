@@ -1,0 +1,51 @@
+// A run's persisted event frames after a cursor, then live ones as they are written, ending after the
+// terminal frame (SPEC.md "Events" 1). The run is loaded first, so an unknown run is 404 before any frame.
+import type { Principal } from "../keys/authenticate-key.ts";
+import type { OperationDeps } from "../operations/define.ts";
+import type { RunEventFrame } from "./event-hub.ts";
+import { getRun } from "./get-run.ts";
+
+export async function* streamRunEvents(
+  deps: Pick<OperationDeps, "db" | "runEvents">,
+  principal: Principal,
+  runId: string,
+  after: number,
+  signal?: AbortSignal,
+): AsyncGenerator<RunEventFrame> {
+  await getRun(deps, principal, runId); // 404 before streaming
+  const queue: RunEventFrame[] = [];
+  let wake: (() => void) | null = null;
+  let failure: unknown = null;
+  const sub = deps.runEvents.subscribe(
+    runId,
+    after,
+    (frames) => {
+      queue.push(...frames);
+      wake?.();
+    },
+    (e) => {
+      failure = e;
+      wake?.();
+    },
+  );
+  const aborted = () => wake?.();
+  signal?.addEventListener("abort", aborted);
+  try {
+    for (;;) {
+      while (queue.length > 0) {
+        const f = queue.shift()!;
+        yield f;
+        if (f.event === "terminal") return;
+      }
+      if (failure) throw failure;
+      if (signal?.aborted) return;
+      await new Promise<void>((r) => {
+        wake = r;
+      });
+      wake = null;
+    }
+  } finally {
+    signal?.removeEventListener("abort", aborted);
+    sub.close();
+  }
+}
