@@ -72,8 +72,7 @@ const account = async (credits: number) =>
   (await createAccount(deps, { name: "holds", tier: "enterprise", credits })).account_id;
 const charge = (d: CoreDeps, accountId: string, work: () => Promise<string>, requestId = "req_test") =>
   withCharge(d, { accountId, amount: 5, billable: true, endpoint: "POST /v1/predict", requestId }, work);
-const holds = (accountId: string, status: string) =>
-  deps.db.reservation.count({ where: { accountId, status } });
+const holds = (accountId: string, status: string) => deps.db.reservation.count({ where: { accountId, status } });
 
 async function admin<T>(fn: (c: pg.Client) => Promise<T>): Promise<T> {
   const u = new URL(TEST_PG_ADMIN_URL);
@@ -139,7 +138,10 @@ describe("withCharge when the capture fails", () => {
     // a young hold is left alone (its call may still be running)...
     expect((await sweepStaleHolds(deps, { holdTtlSeconds: 3600 })).released).toBe(0);
     // ...a stale one is released, once, however many sweepers run
-    const sweeps = await Promise.all([sweepStaleHolds(deps, { holdTtlSeconds: 0 }), sweepStaleHolds(deps, { holdTtlSeconds: 0 })]);
+    const sweeps = await Promise.all([
+      sweepStaleHolds(deps, { holdTtlSeconds: 0 }),
+      sweepStaleHolds(deps, { holdTtlSeconds: 0 }),
+    ]);
     expect(sweeps.reduce((n, s) => n + s.released, 0)).toBeGreaterThanOrEqual(1);
     expect(await holds(a, "reserved")).toBe(0);
     expect(await holds(a, "released")).toBe(1);
@@ -199,5 +201,55 @@ describe("same-key retries never pay twice", () => {
     await capture(deps, h.id);
     await withIdempotencyRef(idempotencyRefOf("key:k1", "second"), () => charge(deps, a, async () => "x"));
     expect(await getBalance(deps, a)).toBe(90);
+  });
+});
+
+describe('the sweeper and run-step holds (SPEC "Runs": charged after each step completes)', () => {
+  const run = async (accountId: string, status: string) => {
+    const id = `run_${Math.random().toString(16).slice(2, 14)}`;
+    await deps.db.run.create({
+      data: {
+        id,
+        accountId,
+        mode: "live",
+        apiKeyId: "key_x",
+        machineId: "mch_x",
+        task: "t",
+        cuaVersion: "v3",
+        maxSteps: 10,
+        maxIterations: 10,
+        onAwaitingHuman: "pause",
+        status,
+        deadlineAt: new Date(Date.now() + 3600_000),
+      },
+    });
+    return id;
+  };
+  const stepHold = (accountId: string, runId: string, step: number) =>
+    reserve(deps, { accountId, amount: 5, endpoint: "POST /v1/runs (step)", requestId: `run:${runId}:step:${step}` });
+
+  it("captures a committed step's hold, releases an uncommitted one of a finished run, leaves a live run's", async () => {
+    const a = await account(100);
+    const done = await run(a, "failed");
+    await deps.db.runStep.create({
+      data: { runId: done, step: 1, phase: "committed", creditsCharged: 5, committedAt: new Date() },
+    });
+    await deps.db.runStep.create({ data: { runId: done, step: 2, phase: "executing" } });
+    const live = await run(a, "running");
+    await deps.db.runStep.create({ data: { runId: live, step: 1, phase: "executing" } });
+    const h1 = await stepHold(a, done, 1);
+    const h2 = await stepHold(a, done, 2);
+    const h3 = await stepHold(a, live, 1);
+    expect(await getBalance(deps, a)).toBe(85);
+    const r = await sweepStaleHolds(deps, { holdTtlSeconds: 0 });
+    expect(r).toMatchObject({ runSteps: 2, left: 1 });
+    const status = async (id: string) => (await deps.db.reservation.findUniqueOrThrow({ where: { id } })).status;
+    expect([await status(h1.id), await status(h2.id), await status(h3.id)]).toEqual([
+      "captured",
+      "released",
+      "reserved",
+    ]);
+    expect(await getBalance(deps, a)).toBe(90);
+    expect(await ledgerSum(deps, a)).toBe(90);
   });
 });
