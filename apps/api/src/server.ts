@@ -65,7 +65,8 @@ export async function buildServer(deps: AppDeps): Promise<FastifyInstance> {
     genReqId: () => newRequestId(),
     requestIdHeader: false,
     bodyLimit: BODY_LIMIT,
-    return503OnClosing: true,
+    // while closing, new requests get the envelope (SERVICE_UNAVAILABLE, onRequest below), not Fastify's own body
+    return503OnClosing: false,
     // the routes judge their ids (INVALID_RUN_ID...); the URL is bounded by Node's 16 KiB header limit
     routerOptions: { maxParamLength: 16 * 1024 },
     // framework-level refusals are SPEC envelopes too (apps/api/src/http/hostile-input.ts)
@@ -77,8 +78,16 @@ export async function buildServer(deps: AppDeps): Promise<FastifyInstance> {
   // bytes stay what was signed); text/event-stream and images are never compressed (SSE routes are hijacked).
   await app.register(fastifyCompress, { encodings: ["br", "gzip"], globalDecompression: false });
 
+  let closing = false;
+  app.addHook("preClose", async () => {
+    closing = true;
+  });
   app.addHook("onRequest", async (req, reply) => {
     reply.header("X-Service-Request-Id", String(req.id));
+    if (closing) {
+      reply.header("Connection", "close");
+      return sendError(req, reply, deps, new CoreError("SERVICE_UNAVAILABLE", undefined, { retry_after: 1 }));
+    }
     // A NUL or a lone surrogate in the query string is 422 before any route can take it to PostgreSQL.
     if (req.url.includes("%")) {
       const bad = inspectQuery(req.query);

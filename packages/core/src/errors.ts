@@ -107,6 +107,7 @@ export const ERROR_CODES = {
   SCREENSHOT_FAILED: c(502, "The machine was reached but the capture failed.", true, false),
   DB_UNAVAILABLE: c(503, "The database is unreachable.", true, true),
   UPSTREAM_UNAVAILABLE: c(503, "The upstream engine is unavailable.", true, false),
+  SERVICE_UNAVAILABLE: c(503, "The service is shutting down; retry shortly.", true, true),
   BILLING_UNAVAILABLE: c(503, "Billing could not be settled.", true, true),
   UPSTREAM_TIMEOUT: c(504, "The upstream timed out.", true, true),
 } as const satisfies Record<string, CodeInfo>;
