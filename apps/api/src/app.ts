@@ -21,6 +21,7 @@ import { InngestRunJobs, startDurableRuntime } from "./http/inngest-serve.ts";
 import { machinesRuntimeFromEnv, registerMachinePlainRoutes } from "./http/machines-plain-routes.ts";
 import { MemoryStore, PostgresStore, RateLimiter, type RateLimitStore, RedisStore } from "./http/rate-limit.ts";
 import { registerRunEvents } from "./http/runs-events.ts";
+import { registerMcp } from "./mcp/http.ts";
 import { buildServer } from "./server.ts";
 
 /** The key-encryption key: SECRETS_KEY, else DATA_DIR/secrets.key (created once, mode 0600). */
@@ -93,6 +94,7 @@ export async function createApp(env: Env): Promise<App> {
   registerAdminRoutes(server, deps);
   registerMachinePlainRoutes(server, deps);
   registerRunEvents(server, deps);
+  registerMcp(server, deps); // /mcp, /.well-known/mcp/server-card.json, /llms.txt (docs/mcp.md)
   deps.durable = await startDurableRuntime(server, deps); // the embedded executor starts with the API
   deps.machineBackground = startMachineBackground(deps, {
     intervalMs: env.MACHINE_METER_INTERVAL_MS,
