@@ -84,7 +84,7 @@ describe("answers Node and Fastify give before a route runs are envelopes", () =
     for (const path of ["/v1/runs/%E0%A4%A", "/v1/machines/%zz", "/v1/keys/%"]) {
       const r = await call(s.url, "GET", path, { key: acct.live_key });
       const e = envelope(r, 400, "MALFORMED_REQUEST");
-      expect(e.type).toBe("invalid_request_error");
+      expect(e.type).toBe("validation_error"); // DECISIONS.md "Compatibility amendments": error type values
     }
   });
 
