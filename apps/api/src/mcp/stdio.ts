@@ -36,13 +36,13 @@ export async function runStdioBridge(
   local.onmessage = (msg: JSONRPCMessage) => {
     if (isJSONRPCRequest(msg) && msg.method === "initialize") initializeIds.add(msg.id);
     upstream.send(msg).catch((err: Error) => {
-      process.stderr.write(`svc-mcp: ${url.href}: ${err.message}\n`);
+      // (upstream.onerror has logged it)
       // a request must get an answer, or the client waits forever
       if (isJSONRPCRequest(msg)) {
         void local.send({
           jsonrpc: "2.0",
           id: msg.id,
-          error: { code: -32000, message: `The service at ${url.href} did not answer: ${err.message}` },
+          error: { code: -32000, message: `${url.href}: ${err.message}` },
         });
       }
     });
