@@ -1,5 +1,6 @@
 // The console's machine procedures over /trpc, black-box, on mock (test-mode) machines and the live
-// provisioning gate: both modes listed together, lifecycle, screenshot, actions, terminal, isolation.
+// provisioning gate: each mode listed by the same procedure as GET /v1/machines, lifecycle, screenshot,
+// actions, terminal, isolation.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { signUp, trpc } from "./console-helpers.ts";
 import { startTestServer, type TestServer } from "./helpers.ts";
@@ -21,8 +22,10 @@ describe("console machines", () => {
     expect(p.data.machine).toMatchObject({ display_name: "mock", is_test: true, status: "running" });
     const id: string = p.data.machine.id;
     expect(id).toMatch(/^mch_test_[0-9a-f]+$/);
-    const list = await trpc(s.url, "console.machines.list", { query: true, cookie, input: {} });
+    const list = await trpc(s.url, "console.machines.list", { query: true, cookie, input: { mode: "test" } });
     expect(list.data.machines.map((m: { id: string }) => m.id)).toEqual([id]);
+    const live = await trpc(s.url, "console.machines.list", { query: true, cookie, input: { mode: "live" } });
+    expect(live.data.machines).toEqual([]);
     const get = await trpc(s.url, "console.machines.get", { query: true, cookie, input: { id } });
     expect(get.data.status).toBe("running");
     const shot = await trpc(s.url, "console.machines.screenshot", { query: true, cookie, input: { id } });
@@ -41,7 +44,7 @@ describe("console machines", () => {
       cookie,
     });
     expect(bad.status).toBe(422);
-    const stop = await trpc(s.url, "console.machines.lifecycle", { input: { id, op: "stop" }, cookie });
+    const stop = await trpc(s.url, "console.machines.stop", { input: { id }, cookie });
     expect(stop.data.status).toBe("stopped");
     const stopped = await trpc(s.url, "console.machines.action", {
       input: { id, command: "click", parameters: { x: 1, y: 1 } },
@@ -49,11 +52,12 @@ describe("console machines", () => {
     });
     expect(stopped.status).toBe(409);
     expect(stopped.error.code).toBe("INVALID_STATE");
-    const start = await trpc(s.url, "console.machines.lifecycle", { input: { id, op: "start" }, cookie });
+    const start = await trpc(s.url, "console.machines.start", { input: { id }, cookie });
     expect(start.data.status).toBe("running");
     const term2 = await trpc(s.url, "console.machines.terminate", { input: { id }, cookie });
     expect(term2.status).toBe(200);
-    expect((await trpc(s.url, "console.machines.list", { query: true, cookie, input: {} })).data.machines).toEqual([]);
+    const after = await trpc(s.url, "console.machines.list", { query: true, cookie, input: { mode: "test" } });
+    expect(after.data.machines).toEqual([]);
   });
 
   it("live provisioning needs the 20-credit wallet gate (402 INSUFFICIENT_CREDITS) before anything else", async () => {

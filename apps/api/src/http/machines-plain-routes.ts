@@ -2,6 +2,7 @@
 //   GET  /v1/machines/{id}/screenshot     JSON, or the raw PNG with `Accept: image/png` (the console's
 //                                         live view); runs the tRPC procedure (auth, scope, limits)
 //   the external-machine driver protocol  device-token routes with their own rate limits (SPEC "Limits"):
+//     (their OpenAPI entries come from the registry: packages/core/src/machines-service/driver-protocol.op.ts)
 //     GET  /v1/machines/{id}/commands     long poll
 //     POST /v1/machines/{id}/observations
 //     POST /v1/machines/{id}/commands/{command_id}/results
@@ -21,24 +22,13 @@ import {
   postResult,
 } from "@cua/core/machines-service/driver-protocol";
 import { MachinesRuntime } from "@cua/core/machines-service/runtime";
-import {
-  HeartbeatBody,
-  HeartbeatResponse,
-  ObservationBody,
-  ObservationResponse,
-  PollResponse,
-  ResultBody,
-  ResultResponse,
-  ScreenshotResponse,
-} from "@cua/core/machines-service/schemas";
+import { HeartbeatBody, ObservationBody, ResultBody } from "@cua/core/machines-service/schemas";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import { z } from "zod";
+import type { z } from "zod";
 import type { AppDeps } from "../app-deps.ts";
 import type { Env } from "../env.ts";
-import { DISPATCH_ERRORS, RUNNING_ERRORS } from "../routers/machines.types.ts";
 import { baseUrlOf, createContextFactory } from "../trpc/context.ts";
 import { appRouter } from "../trpc/router.ts";
-import { PLAIN_ROUTES } from "./plain-routes.ts";
 import { ReplayedResponse, renderError, toCoreError } from "./render-error.ts";
 
 export function machinesRuntimeFromEnv(env: Env): MachinesRuntime {
@@ -239,154 +229,3 @@ export function registerMachinePlainRoutes(app: FastifyInstance, deps: AppDeps):
     ),
   );
 }
-
-// ------------------------------------------------------------------------------------------------
-// OpenAPI operations of the plain routes
-
-const json = (schema: z.ZodType) => z.toJSONSchema(schema, { io: "output", unrepresentable: "any" });
-const jsonIn = (schema: z.ZodType) => z.toJSONSchema(schema, { io: "input", unrepresentable: "any" });
-const idParam = { name: "id", in: "path", required: true, schema: { type: "string" }, description: "machine id" };
-const DEVICE_AUTH =
-  "Authenticated by the machine's device token: `Authorization: Bearer dtk_<64 hex>` (never an API key; 401 INVALID_DEVICE_TOKEN otherwise). Rate limits: 1000/min and 40000/h per peer before authentication, 300/min and 12000/h per device token, 1200/min and 48000/h per account.";
-
-PLAIN_ROUTES.push(
-  {
-    method: "get",
-    path: "/machines/{id}/screenshot",
-    operation: {
-      summary: "Screenshot",
-      description:
-        "The full screen as JSON (base64 PNG), or with `Accept: image/png` the raw PNG bytes. 409 INVALID_STATE unless running; 502 SCREENSHOT_FAILED when the capture errors.",
-      tags: ["Machines"],
-      operationId: "machines-screenshot",
-      parameters: [
-        idParam,
-        {
-          name: "Accept",
-          in: "header",
-          required: false,
-          schema: { type: "string" },
-          description: "image/png for raw bytes",
-        },
-      ],
-      scope: "machines:read",
-      responses: {
-        "200": {
-          description: "The screenshot",
-          content: {
-            "application/json": { schema: json(ScreenshotResponse) },
-            "image/png": { schema: { type: "string", format: "binary" } },
-          },
-        },
-      },
-      extraErrors: [...RUNNING_ERRORS, "SCREENSHOT_FAILED", ...DISPATCH_ERRORS],
-    },
-  },
-  {
-    method: "get",
-    path: "/machines/{id}/commands",
-    operation: {
-      summary: "Driver: poll commands",
-      description: `Long poll (wait_seconds 0..30) for outstanding commands after the cursor \`after\` (a next_cursor). Delivery is at least once: persist next_cursor after durable processing and deduplicate by command id. ${DEVICE_AUTH}`,
-      tags: ["External machines"],
-      operationId: "driver-poll-commands",
-      public: true,
-      parameters: [
-        idParam,
-        {
-          name: "after",
-          in: "query",
-          required: false,
-          schema: { type: "string" },
-          description: "cursor (next_cursor)",
-        },
-        { name: "limit", in: "query", required: false, schema: { type: "integer", minimum: 1, maximum: 50 } },
-        { name: "wait_seconds", in: "query", required: false, schema: { type: "number", minimum: 0, maximum: 30 } },
-      ],
-      responses: {
-        "200": { description: "Commands", content: { "application/json": { schema: json(PollResponse) } } },
-      },
-      extraErrors: [
-        "INVALID_DEVICE_TOKEN",
-        "RATE_LIMIT_EXCEEDED",
-        "INVALID_CURSOR",
-        "INVALID_LIMIT",
-        "VALIDATION_ERROR",
-      ],
-    },
-  },
-  {
-    method: "post",
-    path: "/machines/{id}/observations",
-    operation: {
-      summary: "Driver: post an observation",
-      description: `One PNG or JPEG frame (base64 up to 10,485,760 characters; 320x240 to 3840x2160). sequence must be last_sequence + 1 (409 SEQUENCE_CONFLICT with last_sequence); an exact replay of the newest frame returns the same answer. Frames are stored encrypted and purged after 900 s. 60/min and 3600/h per device token. ${DEVICE_AUTH}`,
-      tags: ["External machines"],
-      operationId: "driver-post-observation",
-      public: true,
-      parameters: [idParam],
-      requestBody: { required: true, content: { "application/json": { schema: jsonIn(ObservationBody) } } },
-      responses: {
-        "201": { description: "Stored", content: { "application/json": { schema: json(ObservationResponse) } } },
-      },
-      extraErrors: [
-        "INVALID_DEVICE_TOKEN",
-        "RATE_LIMIT_EXCEEDED",
-        "SEQUENCE_CONFLICT",
-        "INVALID_SCREENSHOT",
-        "PAYLOAD_TOO_LARGE",
-        "VALIDATION_ERROR",
-        "MALFORMED_JSON",
-      ],
-    },
-  },
-  {
-    method: "post",
-    path: "/machines/{id}/commands/{command_id}/results",
-    operation: {
-      summary: "Driver: post a command result",
-      description: `The terminal result of a command. It echoes fencing_token and precondition_frame_id exactly (null included; else 409 FENCING_TOKEN_MISMATCH, also for a command cancelled by a newer fence). An exact replay answers duplicate: true; a different result for a finished command is 409 RESULT_CONFLICT. ${DEVICE_AUTH}`,
-      tags: ["External machines"],
-      operationId: "driver-post-result",
-      public: true,
-      parameters: [idParam, { name: "command_id", in: "path", required: true, schema: { type: "string" } }],
-      requestBody: { required: true, content: { "application/json": { schema: jsonIn(ResultBody) } } },
-      responses: {
-        "200": { description: "Recorded", content: { "application/json": { schema: json(ResultResponse) } } },
-      },
-      extraErrors: [
-        "INVALID_DEVICE_TOKEN",
-        "RATE_LIMIT_EXCEEDED",
-        "NOT_FOUND",
-        "FENCING_TOKEN_MISMATCH",
-        "RESULT_CONFLICT",
-        "VALIDATION_ERROR",
-        "MALFORMED_JSON",
-      ],
-    },
-  },
-  {
-    method: "post",
-    path: "/machines/{id}/heartbeat",
-    operation: {
-      summary: "Driver: heartbeat",
-      description: `Returns last_sequence, last_frame_id (nullable), the current fencing_token and server_time. After a restart: poll once for the fence, heartbeat, then post observation last_sequence + 1. ${DEVICE_AUTH}`,
-      tags: ["External machines"],
-      operationId: "driver-heartbeat",
-      public: true,
-      parameters: [idParam],
-      requestBody: {
-        required: false,
-        content: {
-          "application/json": {
-            schema: jsonIn(z.strictObject({ status: z.record(z.string(), z.unknown()).optional() })),
-          },
-        },
-      },
-      responses: {
-        "200": { description: "State", content: { "application/json": { schema: json(HeartbeatResponse) } } },
-      },
-      extraErrors: ["INVALID_DEVICE_TOKEN", "RATE_LIMIT_EXCEEDED", "VALIDATION_ERROR", "MALFORMED_JSON"],
-    },
-  },
-);

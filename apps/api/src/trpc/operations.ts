@@ -18,7 +18,6 @@ import {
   type TRPCMutationProcedure,
   type TRPCQueryProcedure,
   type TRPCSubscriptionProcedure,
-  type TrackedEnvelope,
   tracked,
 } from "@trpc/server";
 import { z } from "zod";
@@ -178,7 +177,12 @@ type NameOf<Id> = Id extends `${string}.${infer N}` ? N : never;
 type Proc<M, In, Out> = M extends "GET"
   ? TRPCQueryProcedure<{ input: In; output: Out; meta: Meta }>
   : TRPCMutationProcedure<{ input: In; output: Out; meta: Meta }>;
-type Sub<In, Out> = TRPCSubscriptionProcedure<{ input: In; output: AsyncIterable<TrackedEnvelope<Out>>; meta: Meta }>;
+// what tRPC infers for an async generator yielding tracked(id, frame): the client sees { id, data }
+type Sub<In, Out> = TRPCSubscriptionProcedure<{
+  input: In;
+  output: AsyncIterable<{ id: string; data: Out }>;
+  meta: Meta;
+}>;
 type OpOf<Ops extends readonly unknown[], Id> = Extract<Ops[number], { id: Id }>;
 type Parts<X> =
   X extends OperationDefinition<infer I, infer O, infer _A, infer Id, infer M, infer _P, infer _T, infer _C>

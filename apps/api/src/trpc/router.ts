@@ -1,18 +1,13 @@
 // The one tRPC router: every /v1 operation and every console procedure, generated from core's operation
 // registry (./operations.ts), plus the console's session procedures (console.auth).
 
-import { legacyConsoleRouters } from "../routers/console/console-router.ts";
-import { machinesRouter } from "../routers/machines.ts";
-import { machinesExternalRouter } from "../routers/machines-external.ts";
 import { consoleAuthRouter } from "./console-auth.ts";
 import { router } from "./init.ts";
 import { consoleProcedures, v1Procedures } from "./operations.ts";
 
 export const appRouter = router({
   ...v1Procedures(),
-  console: router({ ...consoleProcedures(), ...legacyConsoleRouters, auth: consoleAuthRouter }),
-  machines: machinesRouter,
-  machinesExternal: machinesExternalRouter,
+  console: router({ ...consoleProcedures(), auth: consoleAuthRouter }),
 });
 
 export type AppRouter = typeof appRouter;

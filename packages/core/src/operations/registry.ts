@@ -9,6 +9,22 @@ import { listKeysOp } from "../keys/list-keys.op.ts";
 import { revokeKeyOp } from "../keys/revoke-key.op.ts";
 import { scopeCatalogOp } from "../keys/scope-catalog.op.ts";
 import { deleteLlmKeyOp, listLlmKeysOp, putLlmKeyOp } from "../llm-keys/llm-keys.op.ts";
+import {
+  driverHeartbeatOp,
+  driverObservationOp,
+  driverPollOp,
+  driverResultOp,
+} from "../machines-service/driver-protocol.op.ts";
+import { enrollExternalOp } from "../machines-service/enroll-external.op.ts";
+import { getMachineOp, listMachinesOp } from "../machines-service/list-machines.op.ts";
+import { browserOpOp, fileOpOp, runActionOp, runBatchOp, terminalOp } from "../machines-service/machine-commands.op.ts";
+import { restartMachineOp, startMachineOp, stopMachineOp } from "../machines-service/machine-lifecycle.op.ts";
+import { machineConnectionOp, machineScreenshotOp } from "../machines-service/machine-screenshot.op.ts";
+import { machinePricingOp, machinesHealthOp } from "../machines-service/machines-info.op.ts";
+import { provisionMachineOp } from "../machines-service/provision-machine.op.ts";
+import { listSnapshotsOp, restoreMachineOp, snapshotMachineOp } from "../machines-service/snapshot-machine.op.ts";
+import { terminateMachineOp } from "../machines-service/terminate-machine.op.ts";
+import { updateMachineOp } from "../machines-service/update-machine.op.ts";
 import { groundOp, ocrOp, parseOp, predictOp } from "../predict/predict.op.ts";
 import {
   createSessionOp,
@@ -18,6 +34,7 @@ import {
   resetSessionOp,
   sessionPredictOp,
 } from "../predict/sessions.op.ts";
+import { capabilitiesOp, pricingOp } from "../pricing/discovery.op.ts";
 import { listModelsOp } from "../pricing/models.op.ts";
 import { cancelRunOp } from "../runs/cancel-run.op.ts";
 import { createRunOp } from "../runs/create-run.op.ts";
@@ -64,6 +81,36 @@ export const operations = [
   cancelRunOp,
   resumeRunOp,
   runEventsOp,
+  // machines (static paths before /machines/{id}: trpc-to-openapi matches in this order)
+  machinePricingOp,
+  machinesHealthOp,
+  provisionMachineOp,
+  listMachinesOp,
+  getMachineOp,
+  updateMachineOp,
+  terminateMachineOp,
+  startMachineOp,
+  stopMachineOp,
+  restartMachineOp,
+  snapshotMachineOp,
+  listSnapshotsOp,
+  restoreMachineOp,
+  machineScreenshotOp,
+  machineConnectionOp,
+  runActionOp,
+  runBatchOp,
+  browserOpOp,
+  terminalOp,
+  fileOpOp,
+  // external machines: enrollment (API key) and the driver's routes (device token, plain routes)
+  enrollExternalOp,
+  driverPollOp,
+  driverObservationOp,
+  driverResultOp,
+  driverHeartbeatOp,
+  // public discovery (MCP only: no REST route)
+  capabilitiesOp,
+  pricingOp,
 ] as const;
 
 export type Operations = typeof operations;

@@ -24,6 +24,7 @@ export const runEventsOp = defineOperation({
     after: z.string().optional().describe("replay frames with seq > after (or send Last-Event-ID)"),
   }),
   output: RunEventFrameSchema,
+  requestHeaders: [{ name: "Last-Event-ID", description: "the id of the last frame received (same as after)" }],
   errors: ["INVALID_RUN_ID", "RUN_NOT_FOUND", "INVALID_CURSOR"],
   docs: {
     tags: ["Runs"],

@@ -10,7 +10,7 @@ import { PageHeader } from "@cua/ui/page-header";
 import { Select } from "@cua/ui/select";
 import { Spinner } from "@cua/ui/spinner";
 import { Table } from "@cua/ui/table";
-import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { useMutation, useQueryClient } from "@tanstack/react-query";
 import Link from "next/link";
 import { useRouter } from "next/navigation";
 import { type FormEvent, useState } from "react";
@@ -18,6 +18,7 @@ import { MachineStatus } from "../../../components/machine-status.tsx";
 import { errorInfo, friendlyMessage } from "../../../lib/errors.ts";
 import { dateTime } from "../../../lib/format.ts";
 import { useTRPC } from "../../../lib/trpc.ts";
+import { useMachinesOfBothModes } from "../../../lib/use-machines.ts";
 
 const STATUSES = ["provisioning", "running", "stopped", "suspended", "error", "terminated"] as const;
 
@@ -100,11 +101,8 @@ function ProvisionForm() {
 export function MachinesView() {
   const trpc = useTRPC();
   const [status, setStatus] = useState("");
-  const list = useQuery({
-    ...trpc.console.machines.list.queryOptions({ status: status || undefined }),
-    // live status: poll fast while something is changing, slowly otherwise
-    refetchInterval: (q) => (q.state.data?.machines.some((m) => m.status === "provisioning") ? 1000 : 5000),
-  });
+  // live status: poll fast while something is changing, slowly otherwise
+  const list = useMachinesOfBothModes(status || undefined, (provisioning) => (provisioning ? 1000 : 5000));
   return (
     <>
       <PageHeader
@@ -132,12 +130,12 @@ export function MachinesView() {
             <Spinner label="Loading machines" />
           ) : list.error ? (
             <ErrorBox message={friendlyMessage(list.error)} onRetry={() => list.refetch()} />
-          ) : list.data.machines.length === 0 ? (
+          ) : list.machines.length === 0 ? (
             <EmptyState title={status ? `No ${status} machines` : "No machines yet"}>Provision one above.</EmptyState>
           ) : (
             <Table
               caption="Machines"
-              rows={list.data.machines}
+              rows={list.machines}
               rowKey={(m) => m.id}
               columns={[
                 {

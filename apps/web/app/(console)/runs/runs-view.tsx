@@ -18,6 +18,7 @@ import { errorInfo, friendlyMessage } from "../../../lib/errors.ts";
 import { dateTime } from "../../../lib/format.ts";
 import { type Mode, newestFirst } from "../../../lib/modes.ts";
 import { useTRPC } from "../../../lib/trpc.ts";
+import { useMachinesOfBothModes } from "../../../lib/use-machines.ts";
 
 const STATUSES = ["queued", "running", "awaiting_human", "succeeded", "failed", "cancelled", "timed_out"] as const;
 const link = "font-medium text-indigo-700 underline dark:text-indigo-300";
@@ -26,7 +27,7 @@ function CreateRunForm({ defaultMachine }: { defaultMachine?: string }) {
   const trpc = useTRPC();
   const qc = useQueryClient();
   const router = useRouter();
-  const machines = useQuery(trpc.console.machines.list.queryOptions({ status: "running" }));
+  const machines = useMachinesOfBothModes("running");
   const [machineId, setMachineId] = useState(defaultMachine ?? "");
   const [task, setTask] = useState("");
   const [maxSteps, setMaxSteps] = useState("");
@@ -41,7 +42,7 @@ function CreateRunForm({ defaultMachine }: { defaultMachine?: string }) {
   );
   if (machines.isPending) return <Spinner label="Loading machines" />;
   if (machines.error) return <ErrorBox message={friendlyMessage(machines.error)} onRetry={() => machines.refetch()} />;
-  if (machines.data.machines.length === 0) {
+  if (machines.machines.length === 0) {
     return (
       <EmptyState title="No running machine">
         A run drives a machine.{" "}
@@ -52,7 +53,7 @@ function CreateRunForm({ defaultMachine }: { defaultMachine?: string }) {
       </EmptyState>
     );
   }
-  const selected = machineId || machines.data.machines[0]!.id;
+  const selected = machineId || machines.machines[0]!.id;
   const submit = (e: FormEvent) => {
     e.preventDefault();
     create.mutate({
@@ -68,7 +69,7 @@ function CreateRunForm({ defaultMachine }: { defaultMachine?: string }) {
       <div className="grid grid-cols-1 gap-4 sm:grid-cols-3">
         <Field label="Machine">
           <Select value={selected} onChange={(e) => setMachineId(e.target.value)}>
-            {machines.data.machines.map((m) => (
+            {machines.machines.map((m) => (
               <option key={m.id} value={m.id}>
                 {(m.display_name || m.id) + (m.is_test ? " (test)" : "")}
               </option>

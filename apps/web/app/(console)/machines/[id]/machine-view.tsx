@@ -86,14 +86,22 @@ export function MachineView({ id }: { id: string }) {
   const [vnc, setVnc] = useState(false);
   const [notice, setNotice] = useState<string | null>(null);
   const refresh = () => qc.invalidateQueries({ queryKey: trpc.console.machines.pathKey() });
-  const lifecycle = useMutation(
-    trpc.console.machines.lifecycle.mutationOptions({
-      onSuccess: async (r) => {
-        setNotice(r.message);
-        await refresh();
-      },
-    }),
-  );
+  // start, stop and restart are three operations (POST /v1/machines/{id}/start|stop|restart)
+  const done = async (r: { message: string }) => {
+    setNotice(r.message);
+    await refresh();
+  };
+  const start = useMutation(trpc.console.machines.start.mutationOptions({ onSuccess: done }));
+  const stop = useMutation(trpc.console.machines.stop.mutationOptions({ onSuccess: done }));
+  const restart = useMutation(trpc.console.machines.restart.mutationOptions({ onSuccess: done }));
+  const lifecycle = {
+    isPending: start.isPending || stop.isPending || restart.isPending,
+    error: start.error ?? stop.error ?? restart.error,
+    mutate: ({ id, op }: { id: string; op: "start" | "stop" | "restart" }) => {
+      for (const m of [start, stop, restart]) m.reset();
+      ({ start, stop, restart })[op].mutate({ id });
+    },
+  };
   const snapshot = useMutation(
     trpc.console.machines.snapshot.mutationOptions({
       onSuccess: async (s) => {
