@@ -6,6 +6,7 @@ import { generateOpenApiDocument } from "trpc-to-openapi";
 import type { Meta } from "../trpc/init.ts";
 import { appRouter } from "../trpc/router.ts";
 import { PLAIN_ROUTES } from "./plain-routes.ts";
+import { addRegistryOperations } from "./openapi-operations.ts";
 
 type Json = Record<string, any>;
 
@@ -175,6 +176,8 @@ export function buildOpenApiDocument(baseUrl: string): Json {
       },
     };
   }
+  // the registry's operations served by plain routes (SSE, images, the driver's) and Accept-selected variants
+  addRegistryOperations(doc);
   doc.components ??= {};
   doc.components.schemas = { ...(doc.components.schemas ?? {}), ErrorEnvelope: ErrorEnvelopeSchema };
   doc["x-error-codes"] = Object.fromEntries(
