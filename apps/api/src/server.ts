@@ -10,6 +10,7 @@ import { fastifyTRPCOpenApiPlugin } from "trpc-to-openapi";
 import type { AppDeps } from "./app-deps.ts";
 import { registerDocs } from "./http/docs-page.ts";
 import { clientErrorHandler, drainRequest, frameworkErrors, inspectJson, inspectQuery } from "./http/hostile-input.ts";
+import { pinBodyInputs } from "./http/no-coercion.ts";
 import { buildOpenApiDocument } from "./http/openapi.ts";
 import { ReplayedResponse, renderError, toCoreError } from "./http/render-error.ts";
 import { registerSsePredict } from "./http/sse-predict.ts";
@@ -46,6 +47,28 @@ function fastifyErrorToCore(e: FastifyError): CoreError {
     default:
       return toCoreError(e);
   }
+}
+
+/**
+ * DECISIONS.md "Compatibility amendments": every JSON success body carries `request_id` (the value of
+ * X-Service-Request-Id). Bodies whose use case already set it pass unchanged; others get it as the first
+ * field without re-parsing the body.
+ */
+function withRequestId(req: FastifyRequest, reply: FastifyReply, payload: unknown): unknown {
+  if (typeof payload !== "string" || payload.charCodeAt(0) !== 123 /* { */) return payload;
+  const type = reply.getHeader("content-type");
+  if (typeof type !== "string" || !type.startsWith("application/json")) return payload;
+  // a top-level request_id is the first key (set here) or one a use case placed (checked by a parse only
+  // when the text names it somewhere)
+  if (payload.includes('"request_id"')) {
+    try {
+      if (Object.hasOwn(JSON.parse(payload), "request_id")) return payload;
+    } catch {
+      return payload;
+    }
+  }
+  const id = JSON.stringify(String(req.id));
+  return payload === "{}" ? `{"request_id":${id}}` : `{"request_id":${id},${payload.slice(1)}`;
 }
 
 export async function buildServer(deps: AppDeps): Promise<FastifyInstance> {
@@ -175,7 +198,8 @@ export async function buildServer(deps: AppDeps): Promise<FastifyInstance> {
     // trpc-to-openapi adds top-level `message`/`code` to error bodies (mcampa/trpc-to-openapi#168):
     // re-emit exactly the SPEC envelope.
     v1.addHook("onSend", async (_req, reply, payload) => {
-      if (reply.statusCode < 400 || typeof payload !== "string") return payload;
+      if (reply.statusCode < 400) return withRequestId(_req, reply, payload);
+      if (typeof payload !== "string") return payload;
       try {
         const body = JSON.parse(payload);
         if (body && typeof body === "object" && body.error && typeof body.error === "object") {
@@ -205,6 +229,7 @@ export async function buildServer(deps: AppDeps): Promise<FastifyInstance> {
         Object.defineProperty(reply, "writableEnded", { get: () => reply.raw.writableEnded, configurable: true });
     });
     registerSsePredict(v1, deps);
+    pinBodyInputs(appRouter); // no coercion of body values (`max_actions: "3"` is 422)
     await v1.register(fastifyTRPCOpenApiPlugin as any, {
       basePath: "/v1",
       router: appRouter,

@@ -1,5 +1,6 @@
 // Sessions (SPEC.md "Session" resource and state table, POST/GET/DELETE /v1/sessions...; DECISIONS.md
-// "Prediction": session info shape, reset/delete bodies, compaction at 20, SESSION_LIMIT_REACHED).
+// "Prediction": session info shape, reset/delete bodies, compaction at 20, SESSION_LIMIT_REACHED; as amended by
+// "Compatibility amendments (2026-11-25)": list shape, status "ok", screen_size, max_trajectory_length).
 import { makePng } from "@cua/core/images/screenshot";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { call, envelope, startTestServer, type TestServer } from "./helpers.ts";
@@ -39,6 +40,10 @@ describe("session lifecycle", () => {
       screen_width: 200,
       screen_height: 100,
       step_count: 0,
+      screen_size: { width: 200, height: 100 },
+      max_trajectory_length: 20,
+      total_credits_used: 0,
+      metadata: {},
       llm: null,
     });
     expect(c.body.usage).toEqual({ input_tokens: 0, output_tokens: 0, credits_charged: 0, cost_cents: 0 });
@@ -48,7 +53,10 @@ describe("session lifecycle", () => {
 
     expect((await call(s.url, "GET", `/v1/sessions/${id}`, { key: acct.test_key })).body.session_id).toBe(id);
     const list = await call(s.url, "GET", "/v1/sessions", { key: acct.test_key });
-    expect(list.body.sessions.map((x: { session_id: string }) => x.session_id)).toContain(id);
+    expect(list.body).toMatchObject({ object: "list", has_more: false, next_cursor: null });
+    expect(list.body.request_id).toBe(list.headers.get("x-service-request-id"));
+    expect(list.body.data.map((x: { session_id: string }) => x.session_id)).toContain(id);
+    expect(list.body.sessions).toEqual(list.body.data); // SPEC's own name for the same array
 
     const p1 = await step(acct.test_key, id);
     expect(p1.status).toBe(200);
@@ -61,11 +69,25 @@ describe("session lifecycle", () => {
     expect((await call(s.url, "GET", `/v1/sessions/${id}`, { key: acct.test_key })).body.step_count).toBe(2);
 
     const reset = await call(s.url, "POST", `/v1/sessions/${id}/reset`, { key: acct.test_key });
-    expect(reset.body).toEqual({ session_id: id, reset: true, step_count: 0 });
-    expect((await step(acct.test_key, id)).body.step).toBe(1);
+    expect(reset.body).toEqual({
+      status: "ok",
+      session_id: id,
+      reset: true,
+      step_count: 0,
+      request_id: reset.headers.get("x-service-request-id"),
+    });
+    // a reset clears the trajectory but does not restart `step` numbering (issue 12)
+    expect((await step(acct.test_key, id)).body.step).toBe(3);
+    const after = (await call(s.url, "GET", `/v1/sessions/${id}`, { key: acct.test_key })).body;
+    expect(after).toMatchObject({ step_count: 1, total_steps: 3 });
 
     const del = await call(s.url, "DELETE", `/v1/sessions/${id}`, { key: acct.test_key });
-    expect(del.body).toEqual({ session_id: id, deleted: true });
+    expect(del.body).toEqual({
+      status: "ok",
+      session_id: id,
+      deleted: true,
+      request_id: del.headers.get("x-service-request-id"),
+    });
     envelope(await call(s.url, "GET", `/v1/sessions/${id}`, { key: acct.test_key }), 404, "SESSION_NOT_FOUND");
     envelope(await step(acct.test_key, id), 404, "SESSION_NOT_FOUND");
     envelope(await call(s.url, "DELETE", `/v1/sessions/${id}`, { key: acct.test_key }), 404, "SESSION_NOT_FOUND");
@@ -81,7 +103,11 @@ describe("session lifecycle", () => {
     const id = (await create(acct.test_key, { action_policy: { blocked_actions: ["click"] } })).body.session_id;
     const r = await step(acct.test_key, id);
     expect(r.body.actions).toEqual([
-      { action_type: "fail", params: expect.objectContaining({ code: "ACTION_POLICY_VIOLATION" }) },
+      {
+        action_type: "fail",
+        params: expect.objectContaining({ code: "ACTION_POLICY_VIOLATION" }),
+        description: expect.any(String),
+      },
     ]);
   });
 
@@ -90,7 +116,7 @@ describe("session lifecycle", () => {
     await s.app.deps.db.predictSession.update({ where: { id }, data: { expiresAt: new Date(Date.now() - 1000) } });
     envelope(await step(acct.test_key, id), 404, "SESSION_NOT_FOUND");
     expect(
-      (await call(s.url, "GET", "/v1/sessions", { key: acct.test_key })).body.sessions.map(
+      (await call(s.url, "GET", "/v1/sessions", { key: acct.test_key })).body.data.map(
         (x: { session_id: string }) => x.session_id,
       ),
     ).not.toContain(id);
@@ -119,6 +145,21 @@ describe("session lifecycle", () => {
     const kept = await s.app.deps.db.sessionStep.findMany({ where: { sessionId: id }, orderBy: { seq: "asc" } });
     expect(kept.length).toBe(20);
     expect(kept[0]!.seq).toBe(3);
+    // step_count is what the trajectory holds: it stays at 20 (issue 12)
+    expect((await call(s.url, "GET", `/v1/sessions/${id}`, { key: acct.test_key })).body.step_count).toBe(20);
+  });
+
+  it("max_trajectory_length (1-20) bounds the kept steps; out of range or a string is 422", async () => {
+    const id = (await create(acct.test_key, { max_trajectory_length: 3 })).body.session_id;
+    for (let i = 0; i < 5; i++) await step(acct.test_key, id);
+    const info = (await call(s.url, "GET", `/v1/sessions/${id}`, { key: acct.test_key })).body;
+    expect(info).toMatchObject({ max_trajectory_length: 3, step_count: 3, total_steps: 5 });
+    const kept = await s.app.deps.db.sessionStep.findMany({ where: { sessionId: id }, orderBy: { seq: "asc" } });
+    expect(kept.map((k) => k.seq)).toEqual([3, 4, 5]);
+    for (const bad of [0, 21, "3"]) {
+      const e = envelope(await create(acct.test_key, { max_trajectory_length: bad }), 422, "VALIDATION_ERROR");
+      expect(e.details[0].path).toBe("body.max_trajectory_length");
+    }
   });
 });
 

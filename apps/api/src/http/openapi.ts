@@ -25,17 +25,18 @@ const ErrorEnvelopeSchema = {
         type: {
           type: "string",
           enum: [
-            "invalid_request_error",
+            "validation_error",
             "auth_error",
             "forbidden",
             "billing_error",
             "not_found_error",
-            "conflict_error",
-            "gone_error",
+            "state_error",
+            "client_error",
             "rate_limit_error",
-            "upstream_error",
             "server_error",
           ],
+          description:
+            "by status (DECISIONS.md Compatibility amendments): 400/413/415/422 validation_error, 401 auth_error, 403 forbidden, 402 billing_error, 404 not_found_error, 409 state_error, 405/408/410 client_error, 429 rate_limit_error, 5xx server_error",
         },
         request_id: { type: "string" },
         retryable: { type: "boolean" },
@@ -84,6 +85,18 @@ const RATE_HEADERS = Object.fromEntries(
     },
   ]),
 );
+
+// DECISIONS.md "Compatibility amendments": every response to an API key names the key's kind, and every JSON
+// success body carries request_id (server.ts adds it to bodies that lack it).
+const KEY_KIND_HEADER = { schema: { type: "string", enum: ["live", "test"] }, description: "the calling key's mode" };
+
+/** Adds the required `request_id` property to a JSON object success response's schema. */
+export function withRequestId(response: Json): void {
+  const schema = response?.content?.["application/json"]?.schema;
+  if (!schema || schema.type !== "object" || !schema.properties) return;
+  schema.properties.request_id ??= { type: "string", description: "the same value as X-Service-Request-Id" };
+  schema.required = [...new Set([...(schema.required ?? []), "request_id"])];
+}
 
 export function errorResponses(codes: Iterable<ErrorCode>): Json {
   const byStatus = new Map<number, ErrorCode[]>();
@@ -142,7 +155,11 @@ export function buildOpenApiDocument(baseUrl: string): Json {
       if (!meta) continue;
       const success = meta.successStatus ?? 200;
       const ok = op.responses?.["200"] ?? { description: "Successful response" };
-      ok.headers = { "X-Service-Request-Id": { schema: { type: "string" } }, ...(meta.public ? {} : RATE_HEADERS) };
+      ok.headers = {
+        "X-Service-Request-Id": { schema: { type: "string" } },
+        ...(meta.public ? {} : { "X-Service-Key-Kind": KEY_KIND_HEADER, ...RATE_HEADERS }),
+      };
+      withRequestId(ok);
       const hasBody = Boolean(op.requestBody);
       op.responses = { [String(success)]: ok, ...errorResponses(commonErrors(meta, hasBody)) };
       if (meta.public) op.security = [];

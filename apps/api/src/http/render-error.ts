@@ -43,7 +43,8 @@ interface ZodIssueLike {
   path: PropertyKey[];
   message: string;
   code: string;
-  params?: { errorCode?: ErrorCode };
+  /** a 400 code for a path/query value, with the extras its envelope carries (INVALID_LIMIT: actual, min, max) */
+  params?: { errorCode?: ErrorCode; extras?: Record<string, unknown> };
 }
 
 function fromZod(issues: ZodIssueLike[], location: string): CoreError {
@@ -58,7 +59,7 @@ function fromZod(issues: ZodIssueLike[], location: string): CoreError {
       details: [{ path, message: coded.message }],
     });
   }
-  if (coded?.params?.errorCode) return new CoreError(coded.params.errorCode);
+  if (coded?.params?.errorCode) return new CoreError(coded.params.errorCode, undefined, coded.params.extras ?? {});
   const details = issues.map((i) => ({
     path: [location, ...i.path.map(String)].join("."),
     message: i.code === "unrecognized_keys" ? `unknown field: ${i.message}` : i.message,

@@ -1,8 +1,11 @@
 // GET /v1/runs/{id}/events (SPEC.md "Events" 1; DECISIONS.md "Runs"): the run's lifecycle as Server-Sent
 // Events. Every frame is persisted with a monotonic per-run seq: `id: <seq>`, `event: status|step|
 // awaiting_human|billing|terminal`, `data: <json>`. Reconnect with `Last-Event-ID: <seq>` or `?after=<seq>`
-// for an ordered replay after that cursor. Heartbeat comments `: ping` every 15 s. The stream closes after
-// the terminal frame; a client connecting after the end gets the replay, then the close.
+// for an ordered replay after that cursor. Heartbeat comments `: ping` every 15 s. DECISIONS.md "Compatibility
+// amendments": the persisted frames also include `resumed` and `error`, and after the durable terminal frame
+// the stream sends a final `done` frame `{status, run_id}` (no `id:`, so a client's Last-Event-ID stays the
+// terminal's seq), then closes; reconnecting after `done` replays nothing. A client connecting with an older
+// cursor gets the replay, `done`, then the close.
 // Auth, rate limit, scope runs:read, the run id format and the 404 run through the runs.get procedure.
 import { CoreError } from "@cua/core/errors";
 import type { RunEventFrame } from "@cua/core/runs/event-hub";
@@ -105,6 +108,8 @@ export function registerRunEvents(app: FastifyInstance, deps: AppDeps): void {
       for (const f of frames) {
         chunk += `id: ${f.seq}\nevent: ${f.event}\ndata: ${JSON.stringify(f.data)}\n\n`;
         if (f.event === "terminal") {
+          const d = f.data as { status?: string };
+          chunk += `event: done\ndata: ${JSON.stringify({ status: d.status, run_id: id })}\n\n`;
           last = true;
           break;
         }
@@ -125,7 +130,7 @@ PLAIN_ROUTES.push({
   operation: {
     summary: "Stream a task run's events",
     description:
-      "Server-Sent Events. Each frame: `id: <seq>` (monotonic per run), `event:` status | step | awaiting_human | billing | terminal, `data:` JSON — status `{run_id, status, note?}`, step `{run_id, step, action, actions, reasoning}`, awaiting_human `{run_id, reason}`, billing `{run_id, step, credits_charged, total_credits_charged}`, terminal `{run_id, status, result, error}`. Every frame is persisted; reconnect with `Last-Event-ID: <seq>` or `?after=<seq>` for an ordered replay after that cursor. `: ping` comments every 15 s. The stream closes after the terminal frame (also for a client that connects after the end: replay, then close). The run resource (GET /v1/runs/{id}) is authoritative.",
+      "Server-Sent Events. Each frame: `id: <seq>` (monotonic per run), `event:` status | step | awaiting_human | billing | resumed | error | terminal, `data:` JSON — status `{run_id, status, note?}`, step `{run_id, step, action, actions, reasoning}`, awaiting_human `{run_id, reason}`, billing `{run_id, step, credits_charged, total_credits_charged}`, resumed `{run_id, note}`, error `{run_id, step, error: {code, message}, retrying}` (a step error that does not end the run), terminal `{run_id, status, result, error}`. Every frame is persisted; reconnect with `Last-Event-ID: <seq>` or `?after=<seq>` for an ordered replay after that cursor. `: ping` comments every 15 s. After the terminal frame comes a final `done` frame `{status, run_id}` without an id, then the stream closes; reconnecting with the terminal's seq replays nothing (a client with an older cursor gets the replay, done, then the close). The run resource (GET /v1/runs/{id}) is authoritative.",
     tags: ["Runs"],
     operationId: "runs-events",
     parameters: [

@@ -39,6 +39,8 @@ export const apiProcedure = t.procedure.use(withEndpoint).use(async ({ ctx, meta
   const principal: Principal = await authenticateKey(ctx.deps, raw);
   ctx.principal = principal;
   if (principal.mode === "test") ctx.res.headers["X-Service-Test-Mode"] = "true";
+  // DECISIONS.md "Compatibility amendments": every response to an API key names its kind
+  ctx.res.headers["X-Service-Key-Kind"] = principal.mode;
   const rl = await ctx.deps.limiter.check(principal.keyId, principal.tier);
   Object.assign(ctx.res.headers, rateLimitHeaders(rl));
   if (!rl.allowed) {

@@ -162,8 +162,15 @@ export const FailParams = z.strictObject({
   message: z.string().max(2000).optional().describe("Human-readable reason"),
 });
 
+// DECISIONS.md "Compatibility amendments (2026-11-25)": an action may carry a short `description` and, when the
+// caller asked for include_raw_code, `raw_code` (its pyautogui equivalent). Both are accepted back in a trajectory.
+const ActionExtras = {
+  description: z.string().max(500).optional().describe("what the action does, in a few words"),
+  raw_code: z.string().max(20_000).optional().describe("the pyautogui equivalent (include_raw_code: true)"),
+};
+
 const variant = <T extends ActionType, P extends z.ZodType>(type: T, params: P, description: string) =>
-  z.strictObject({ action_type: z.literal(type), params }).describe(description);
+  z.strictObject({ action_type: z.literal(type), params, ...ActionExtras }).describe(description);
 
 export const ActionSchema = z
   .discriminatedUnion("action_type", [

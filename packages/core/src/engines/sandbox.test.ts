@@ -283,9 +283,9 @@ describe("sandbox ground", () => {
     expect(a).toMatchObject({ found: true, x: 0, y: 0, bbox: { x: 0, y: 0, width: 1, height: 1 } });
   });
 
-  it("#error fails with GROUNDING_FAILED", async () => {
+  it("#error fails with PREDICTION_FAILED (GROUNDING_FAILED means nothing matches)", async () => {
     await expect(g("x #error")).rejects.toBeInstanceOf(CoreError);
-    await expect(g("x #error")).rejects.toMatchObject({ code: "GROUNDING_FAILED" });
+    await expect(g("x #error")).rejects.toMatchObject({ code: "PREDICTION_FAILED" });
   });
 });
 

@@ -25,7 +25,7 @@
 // clamped, so client scaling bugs show.
 // Directives: words starting with "#" are removed before reading the instruction (the run
 // directives #steps=N, #fail, #human, #timeout belong to the run executor and mean nothing here).
-// Two act here: `#error` makes predict fail with 502 PREDICTION_FAILED (ground: GROUNDING_FAILED),
+// Two act here: `#error` makes predict and ground fail with 502 PREDICTION_FAILED,
 // and `#slow=MS` waits MS milliseconds (at most 30,000; the abort signal cuts it short) before
 // answering, to exercise timeouts and event-stream keepalives.
 // The tools filter removes actions of types not listed (done and fail always pass); if nothing is
@@ -375,7 +375,7 @@ export function createSandboxEngine(): Engine {
     async ground(input: GroundInput): Promise<GroundOutput> {
       input.signal?.throwIfAborted();
       const d = directives(input.description);
-      if (d.error) throw new CoreError("GROUNDING_FAILED", "The sandbox engine failed on purpose (#error directive).");
+      if (d.error) throw new CoreError("PREDICTION_FAILED", "The sandbox engine failed on purpose (#error directive).");
       await sleep(d.slowMs, input.signal);
       const { width, height } = input.screenshot;
       const usage = { input_tokens: IMAGE_TOKENS + textTokens(input.description), output_tokens: 12 };

@@ -24,6 +24,9 @@ export function billed<T>(ctx: OperationContext, r: Billed<T>): T {
   if (r.remaining !== null) {
     ctx.res.headers["X-Credits-Charged"] = String(r.charged);
     ctx.res.headers["X-Credits-Remaining"] = String(r.remaining);
+  } else if (ctx.caller?.mode === "test") {
+    // DECISIONS.md "Compatibility amendments": billed responses to a test key say they cost nothing
+    ctx.res.headers["X-Credits-Charged"] = "0";
   }
   return r.body;
 }

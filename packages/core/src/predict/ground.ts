@@ -1,8 +1,9 @@
-// POST /v1/ground (DECISIONS.md "Prediction"): found=false is still billed; an engine error is 502
-// GROUNDING_FAILED with a refund.
+// POST /v1/ground (DECISIONS.md "Prediction", as amended 2026-11-25): `element` or `description` names the
+// element; when nothing matches the answer is 422 GROUNDING_FAILED and the charge is refunded
+// (X-Credits-Refunded); an engine error is 502 PREDICTION_FAILED, refunded as well.
 
 import type { z } from "zod";
-import { CoreError } from "../errors.ts";
+import { CoreError, isCoreError } from "../errors.ts";
 import { checkScreenSize, decodeScreenshot } from "../images/screenshot.ts";
 import { priceGround } from "../pricing/pricing.ts";
 import { withCharge } from "./charge.ts";
@@ -16,6 +17,7 @@ export async function ground(
   ctx: CallContext,
   body: GroundBody,
 ): Promise<Billed<z.infer<typeof GroundResponse>>> {
+  const description = (body.element ?? body.description)!;
   const image = decodeScreenshot(body.screenshot);
   checkScreenSize(image, body.screen_width, body.screen_height);
   const choice = await resolveEngine(deps, ctx.principal, {
@@ -27,32 +29,49 @@ export async function ground(
     image,
     mode: billingModeOf(choice),
   });
+  const billable = choice.kind === "managed";
   const r = await withCharge(
     deps,
     {
       accountId: ctx.principal.accountId,
       amount: price.total,
-      billable: choice.kind === "managed",
+      billable,
       endpoint: ctx.endpoint,
       requestId: ctx.requestId,
     },
     async () => {
-      const out = await callEngine(deps.logger, choice.engine, "GROUNDING_FAILED", (signal) =>
+      const out = await callEngine(deps.logger, choice.engine, "PREDICTION_FAILED", (signal) =>
         choice.engine.ground({
           screenshot: image,
-          description: body.description,
+          description,
           cuaVersion: body.cua_version ?? "v5",
           signal,
         }),
-      );
+      ).catch((e: unknown) => {
+        // an engine that failed (its own GROUNDING_FAILED) is a 502 engine failure; GROUNDING_FAILED (422)
+        // is kept for "nothing matches" below
+        if (isCoreError(e) && e.code === "GROUNDING_FAILED") throw new CoreError("PREDICTION_FAILED", e.message, e.extras);
+        throw e;
+      });
       const inside = (x: number | null, y: number | null) =>
         x !== null && y !== null && x >= 0 && y >= 0 && x < image.width && y < image.height;
       if (out.found && (!Number.isInteger(out.x) || !Number.isInteger(out.y) || !inside(out.x, out.y))) {
-        throw new CoreError("GROUNDING_FAILED", "The engine answered a point outside the screenshot.");
+        throw new CoreError("PREDICTION_FAILED", "The engine answered a point outside the screenshot.");
+      }
+      if (!out.found || out.x === null || out.y === null) {
+        throw new CoreError("GROUNDING_FAILED", `No element matching "${description.slice(0, 200)}" was found.`, {
+          suggestion: "Describe the element differently (its visible text, role or position), or send a fresh screenshot.",
+          confidence: out.confidence,
+        });
       }
       return out;
     },
-  );
+  ).catch((e: unknown) => {
+    // nothing was billed (test key, BYOK): the refund header still says so, as on a billed call
+    if (isCoreError(e) && e.code === "GROUNDING_FAILED" && !("X-Credits-Refunded" in e.headers))
+      throw new CoreError(e.code, e.message, e.extras, { ...e.headers, "X-Credits-Refunded": "0" });
+    throw e;
+  });
   const o = r.result;
   return {
     charged: r.charged,
@@ -67,6 +86,8 @@ export async function ground(
       usage: { ...o.usage, credits_charged: r.charged, cost_cents: r.charged },
       llm: attribution(choice, choice.model),
       coordinate_space: coordinateSpace(image),
+      screen_width: image.width,
+      screen_height: image.height,
     },
   };
 }

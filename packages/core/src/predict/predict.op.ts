@@ -63,11 +63,11 @@ export const groundOp = defineOperation({
   input: GroundBody,
   output: GroundResponse,
   billing: "3 credits (+1 HD); 0 with BYOK or a test key",
-  errors: [...ENGINE_ERRORS.filter((c) => c !== "PREDICTION_FAILED" && c !== "INPUT_TOO_LARGE"), "GROUNDING_FAILED"],
+  errors: [...ENGINE_ERRORS.filter((c) => c !== "INPUT_TOO_LARGE"), "GROUNDING_FAILED"],
   docs: {
     tags: ["Prediction"],
     summary: "Ground a described element",
-    description: `Finds (x, y) and a box for a described element; found=false is still billed. 3 credits (+1 HD). ${LLM_HEADERS}`,
+    description: `Finds (x, y) and a box for the element named by \`element\` or \`description\` (exactly one; both is 422). Nothing matching: 422 GROUNDING_FAILED with the charge refunded (X-Credits-Refunded); an engine failure is 502 PREDICTION_FAILED, refunded too. 3 credits (+1 HD). ${LLM_HEADERS}`,
   },
   mcp: { tool: "ground", group: "predict" },
   handler: async (ctx, input) => billed(ctx, await ground(ctx.deps, callContext(ctx), input)),

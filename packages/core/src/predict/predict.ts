@@ -6,7 +6,8 @@ import type { Principal } from "../keys/authenticate-key.ts";
 import { pricePredict } from "../pricing/pricing.ts";
 import type { EnginePort } from "./engine-port.ts";
 import { type LlmRequest, resolveEngine } from "./resolve-engine.ts";
-import { billedPrediction, billingModeOf, checkPromptBudget } from "./run-engine.ts";
+import { withModelChoice } from "./model-choice.ts";
+import { billedPrediction, billingModeOf, checkPromptBudget, shapeAnswer } from "./run-engine.ts";
 import type { PredictBody, PredictResponse } from "./schemas.ts";
 
 export interface PredictDeps extends CoreDeps {
@@ -39,11 +40,7 @@ export async function predict(
     actions: s.actions,
     reasoning: s.reasoning,
   }));
-  const choice = await resolveEngine(deps, ctx.principal, {
-    ...ctx.llm,
-    bodyProvider: body.llm_provider,
-    bodyModel: body.llm_model,
-  });
+  const choice = await resolveEngine(deps, ctx.principal, withModelChoice(ctx.llm, body));
   const cuaVersion = body.cua_version ?? "v5";
   const price = pricePredict({
     kind: "predict",
@@ -54,7 +51,7 @@ export async function predict(
     instructions: body.instructions,
     mode: billingModeOf(choice),
   });
-  return billedPrediction(
+  const r = await billedPrediction(
     deps,
     ctx,
     choice,
@@ -71,4 +68,5 @@ export async function predict(
     },
     body.action_policy,
   );
+  return { ...r, body: shapeAnswer(r.body, body) };
 }

@@ -4,6 +4,7 @@ import { type Action, validateEngineActions } from "../actions/action.ts";
 import type { CoreDeps, Logger } from "../deps.ts";
 import type { DecodedImage, Engine, PredictInput, PredictOutput } from "../engines/types.ts";
 import { CoreError, isCoreError } from "../errors.ts";
+import { describeAction, toPyautogui } from "../parse/to-pyautogui.ts";
 import { type ActionPolicy, enforcePolicy } from "../policy/action-policy.ts";
 import { withCharge } from "./charge.ts";
 import type { Billed, CallContext } from "./predict.ts";
@@ -17,10 +18,12 @@ export function checkPromptBudget(systemPrompt?: string | null, instructions?: s
   // characters are code points, as in the 500-character surcharge rule
   const n = [...(systemPrompt ?? "")].length + [...(instructions ?? "")].length;
   if (n > PROMPT_BUDGET_CHARS) {
-    throw new CoreError(
-      "INPUT_TOO_LARGE",
-      `system_prompt plus instructions are ${n} characters; the budget is ${PROMPT_BUDGET_CHARS}.`,
-    );
+    const message = `system_prompt plus instructions are ${n} characters; the budget is ${PROMPT_BUDGET_CHARS}.`;
+    // like other validation answers, the fields at fault are named (issue 12)
+    const details = (["system_prompt", "instructions"] as const)
+      .filter((f) => (f === "system_prompt" ? systemPrompt : instructions))
+      .map((f) => ({ path: `body.${f}`, message }));
+    throw new CoreError("INPUT_TOO_LARGE", message, { details, actual: n, max: PROMPT_BUDGET_CHARS });
   }
 }
 
@@ -146,13 +149,36 @@ export async function billedPrediction(
     remaining: r.remaining,
     body: {
       request_id: ctx.requestId,
-      actions: p.actions,
+      actions: p.actions.map((a) => ({ ...a, description: a.description ?? describeAction(a) })),
       reasoning: p.reasoning,
       status: p.status,
       usage: { ...p.usage, credits_charged: r.charged, cost_cents: r.charged },
       llm: attribution(choice, p.model),
       coordinate_space: coordinateSpace(input.screenshot),
+      cua_version: input.cuaVersion,
+      screen_width: input.screenshot.width,
+      screen_height: input.screenshot.height,
       ...(p.safety_checks?.length ? { safety_checks: p.safety_checks } : {}),
     },
   };
+}
+
+export interface AnswerOptions {
+  include_reasoning?: boolean | undefined;
+  include_raw_code?: boolean | undefined;
+}
+
+/**
+ * include_reasoning (default true) and include_raw_code (default false) of predict and session predict
+ * (DECISIONS.md "Compatibility amendments (2026-11-25)"): raw_code is the pyautogui equivalent, per action
+ * and for the whole answer.
+ */
+export function shapeAnswer<T extends PredictResponse>(body: T, o: AnswerOptions): T {
+  let out = body;
+  if (o.include_reasoning === false) out = { ...out, reasoning: "" };
+  if (o.include_raw_code === true) {
+    const actions = out.actions.map((a) => ({ ...a, raw_code: toPyautogui(a) }));
+    out = { ...out, actions, raw_code: actions.map((a) => a.raw_code).join("\n") };
+  }
+  return out;
 }

@@ -4,6 +4,7 @@
 import { z } from "zod";
 import { ActionSchema, FILTERABLE_TOOLS } from "../actions/action.ts";
 import { ActionPolicySchema } from "../policy/action-policy.ts";
+import { LlmChoice, ModelField } from "./model-choice.ts";
 
 export const CuaVersionSchema = z.enum(["v5", "v4", "v3", "v1"]).describe("engine strategy: v5 (default), v4, v3, v1");
 // Over the cap is 413 PAYLOAD_TOO_LARGE, decided here so it precedes 422 on other fields (DECISIONS.md
@@ -42,6 +43,23 @@ const LlmBody = {
   llm_model: z.string().max(200).optional().describe("provider model (X-LLM-Model wins; they must agree)"),
 };
 
+// DECISIONS.md "Compatibility amendments (2026-11-25)": predict and session predict options
+const AnswerOptions = {
+  include_reasoning: z.boolean().optional().describe("default true; false answers reasoning as an empty string"),
+  include_raw_code: z
+    .boolean()
+    .optional()
+    .describe("default false; true adds raw_code (pyautogui) to the response and to each action"),
+};
+const ModelChoice = {
+  model: ModelField.optional(),
+  llm: LlmChoice.optional(),
+};
+export const Metadata = z
+  .record(z.string().min(1).max(64), z.string().max(512))
+  .refine((m) => Object.keys(m).length <= 50, { message: "at most 50 keys" })
+  .describe("your own string key/value pairs (at most 50 keys)");
+
 export const PredictBody = z.strictObject({
   screenshot: Screenshot,
   instruction: z.string().min(1).max(16_000).describe("what to do, in plain language"),
@@ -55,6 +73,8 @@ export const PredictBody = z.strictObject({
   tools: z.array(z.enum(FILTERABLE_TOOLS)).max(8).optional().describe("action types the engine may use (at most 8)"),
   action_policy: ActionPolicySchema.optional(),
   ...LlmBody,
+  ...AnswerOptions,
+  ...ModelChoice,
 });
 export type PredictBody = z.infer<typeof PredictBody>;
 
@@ -66,6 +86,19 @@ export const SessionCreateBody = z.strictObject({
   instructions: Prompt("added to the base prompt"),
   system_prompt: Prompt("replaces the base prompt"),
   ...LlmBody,
+  max_trajectory_length: z
+    .int()
+    .min(1)
+    .max(20)
+    .optional()
+    .describe("1 to 20 (default 20): the newest steps the session keeps and the engine sees"),
+  tools: z
+    .array(z.enum(FILTERABLE_TOOLS))
+    .max(8)
+    .optional()
+    .describe("action types the engine may use in this session (a predict's own tools win)"),
+  metadata: Metadata.optional(),
+  ...ModelChoice,
 });
 export type SessionCreateBody = z.infer<typeof SessionCreateBody>;
 
@@ -76,17 +109,40 @@ export const SessionPredictBody = z.strictObject({
   screen_height: ScreenDim("height of the screenshot"),
   max_actions: z.number().int().min(1).max(10).optional().describe("1 to 10"),
   tools: z.array(z.enum(FILTERABLE_TOOLS)).max(8).optional().describe("action types the engine may use"),
+  ...AnswerOptions,
+  ...ModelChoice,
 });
 export type SessionPredictBody = z.infer<typeof SessionPredictBody>;
 
-export const GroundBody = z.strictObject({
-  screenshot: Screenshot,
-  description: z.string().min(1).max(2000).describe("the element to find, e.g. 'the Save button'"),
-  screen_width: ScreenDim("width of the screenshot"),
-  screen_height: ScreenDim("height of the screenshot"),
-  cua_version: CuaVersionSchema.optional(),
-  ...LlmBody,
-});
+export const GroundBody = z
+  .strictObject({
+    screenshot: Screenshot,
+    description: z
+      .string()
+      .min(1)
+      .max(2000)
+      .optional()
+      .describe("the element to find, e.g. 'the Save button' (or `element`; exactly one of them)"),
+    element: z
+      .string()
+      .min(1)
+      .max(2000)
+      .optional()
+      .describe("the element to find (the commercial contract's name for `description`; exactly one of them)"),
+    screen_width: ScreenDim("width of the screenshot"),
+    screen_height: ScreenDim("height of the screenshot"),
+    cua_version: CuaVersionSchema.optional(),
+    ...LlmBody,
+  })
+  .superRefine((b, ctx) => {
+    if ((b.description === undefined) === (b.element === undefined))
+      ctx.addIssue({
+        code: "custom",
+        path: [b.description === undefined ? "description" : "element"],
+        message:
+          b.description === undefined ? "one of description or element is required" : "send description or element, not both",
+      });
+  });
 export type GroundBody = z.infer<typeof GroundBody>;
 
 export const OcrBody = z.strictObject({
@@ -120,12 +176,16 @@ export const LlmAttribution = z
 
 export const PredictResponse = z.object({
   request_id: z.string(),
-  actions: z.array(ActionSchema).describe("actions to execute in order"),
-  reasoning: z.string(),
+  actions: z.array(ActionSchema).describe("actions to execute in order (each may carry description and raw_code)"),
+  reasoning: z.string().describe("the engine's reasoning; empty with include_reasoning: false"),
   status: z.enum(["continue", "done", "fail"]),
   usage: UsageSchema,
   llm: LlmAttribution,
   coordinate_space: CoordinateSpace,
+  cua_version: CuaVersionSchema.describe("the engine strategy that answered"),
+  screen_width: z.number().int().describe("width of the screenshot (coordinate space)"),
+  screen_height: z.number().int().describe("height of the screenshot (coordinate space)"),
+  raw_code: z.string().optional().describe("all actions as pyautogui code (include_raw_code: true)"),
   safety_checks: z
     .array(z.object({ code: z.string(), message: z.string() }))
     .optional()
@@ -149,6 +209,8 @@ export const GroundResponse = z.object({
   usage: UsageSchema,
   llm: LlmAttribution,
   coordinate_space: CoordinateSpace,
+  screen_width: z.number().int().describe("width of the screenshot (coordinate space)"),
+  screen_height: z.number().int().describe("height of the screenshot (coordinate space)"),
 });
 
 const Box = z.object({ x: z.number(), y: z.number(), width: z.number(), height: z.number() });
@@ -167,7 +229,16 @@ export const SessionInfo = z.object({
   cua_version: z.string(),
   screen_width: z.number().int().nullable(),
   screen_height: z.number().int().nullable(),
-  step_count: z.number().int(),
+  screen_size: z
+    .object({ width: z.number().int(), height: z.number().int() })
+    .nullable()
+    .describe("screen_width/screen_height as an object; null when the session was created without them"),
+  step_count: z.number().int().describe("steps the trajectory holds now (at most max_trajectory_length; 0 after a reset)"),
+  total_steps: z.number().int().describe("steps ever taken (the `step` of the last predict; a reset does not restart it)"),
+  max_trajectory_length: z.number().int().describe("1 to 20"),
+  tools: z.array(z.string()).nullable().describe("action types the engine may use; null = all"),
+  metadata: z.record(z.string(), z.string()).describe("your key/value pairs ({} when none)"),
+  total_credits_used: z.number().int().describe("credits charged for this session: creation plus every predict"),
   action_policy: z.unknown().nullable(),
   llm: z.object({ provider: z.string(), model: z.string() }).nullable(),
   created_at: z.string(),

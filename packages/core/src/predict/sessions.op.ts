@@ -2,6 +2,7 @@
 import { z } from "zod";
 import { billed, callContext } from "../operations/call-context.ts";
 import { defineOperation } from "../operations/define.ts";
+import { limitQuery, listOf } from "../operations/list.ts";
 import { SessionCreateBody, SessionInfo, SessionPredictBody, SessionPredictResponse, UsageSchema } from "./schemas.ts";
 import { createSession, deleteSession, getSession, listSessions, resetSession, sessionPredict } from "./sessions.ts";
 
@@ -40,10 +41,22 @@ export const listSessionsOp = defineOperation({
   method: "GET",
   path: "/sessions",
   scope: "session",
-  input: z.void(),
-  output: z.object({ sessions: z.array(SessionInfo) }),
-  docs: { tags, summary: "List sessions", description: "Active sessions of the calling key." },
-  handler: (ctx) => listSessions(ctx.deps, ctx.caller),
+  input: z
+    .object({
+      limit: limitQuery(),
+      cursor: z.string().max(512).optional().describe("next_cursor of the previous page"),
+    })
+    .optional(),
+  output: listOf(SessionInfo, "active sessions of the calling key, newest first", {
+    sessions: z.array(SessionInfo).describe("the same array as data (SPEC's name)"),
+  }),
+  errors: ["INVALID_LIMIT", "INVALID_CURSOR"],
+  docs: {
+    tags,
+    summary: "List sessions",
+    description: "Active sessions of the calling key, newest first; `sessions` repeats `data` (SPEC's name).",
+  },
+  handler: (ctx, input) => listSessions(ctx.deps, ctx.caller, input ?? {}),
 });
 
 export const getSessionOp = defineOperation({
@@ -64,7 +77,7 @@ export const deleteSessionOp = defineOperation({
   path: "/sessions/{session_id}",
   scope: "session",
   input: SessionId,
-  output: z.object({ session_id: z.string(), deleted: z.literal(true) }),
+  output: z.object({ status: z.literal("ok"), session_id: z.string(), deleted: z.literal(true) }),
   errors: ["SESSION_NOT_FOUND"],
   docs: { tags, summary: "Delete a session", description: "Frees the concurrent-session slot." },
   mcp: { tool: "end_session", group: "predict" },
@@ -77,7 +90,12 @@ export const resetSessionOp = defineOperation({
   path: "/sessions/{session_id}/reset",
   scope: "session",
   input: SessionId,
-  output: z.object({ session_id: z.string(), reset: z.literal(true), step_count: z.literal(0) }),
+  output: z.object({
+    status: z.literal("ok"),
+    session_id: z.string(),
+    reset: z.literal(true),
+    step_count: z.literal(0).describe("steps the trajectory holds; the next predict's `step` goes on counting"),
+  }),
   errors: ["SESSION_NOT_FOUND"],
   docs: { tags, summary: "Reset a session", description: "Clears the trajectory and restarts the idle TTL." },
   handler: (ctx, input) => resetSession(ctx.deps, ctx.caller, input.session_id),

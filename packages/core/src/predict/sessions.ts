@@ -11,10 +11,12 @@ import type { Principal } from "../keys/authenticate-key.ts";
 import type { LlmProvider } from "../llm-keys/llm-keys.ts";
 import type { ActionPolicy } from "../policy/action-policy.ts";
 import { pricePredict, priceSessionCreate, SANDBOX_MODEL_ID } from "../pricing/pricing.ts";
+import { type ListBody, listBody, parseListLimit } from "../operations/list.ts";
 import { withCharge } from "./charge.ts";
+import { withModelChoice } from "./model-choice.ts";
 import type { Billed, CallContext, PredictDeps } from "./predict.ts";
 import { type EngineChoice, resolveEngine } from "./resolve-engine.ts";
-import { billedPrediction, billingModeOf, checkPromptBudget } from "./run-engine.ts";
+import { billedPrediction, billingModeOf, checkPromptBudget, shapeAnswer } from "./run-engine.ts";
 import type { PredictResponse, SessionCreateBody, SessionInfo, SessionPredictBody } from "./schemas.ts";
 
 export const SESSION_IDLE_TTL_SECONDS = 7200;
@@ -54,7 +56,15 @@ function info(s: PredictSession): SessionInfo {
     cua_version: s.cuaVersion,
     screen_width: s.screenWidth,
     screen_height: s.screenHeight,
-    step_count: s.stepCount,
+    // DECISIONS.md "Compatibility amendments (2026-11-25)": sessions
+    screen_size:
+      s.screenWidth !== null && s.screenHeight !== null ? { width: s.screenWidth, height: s.screenHeight } : null,
+    step_count: s.trajectoryLength,
+    total_steps: s.stepCount,
+    max_trajectory_length: s.maxTrajectoryLength,
+    tools: (s.tools ?? null) as string[] | null,
+    metadata: (s.metadata ?? {}) as Record<string, string>,
+    total_credits_used: s.creditsUsed,
     action_policy: s.actionPolicy ?? null,
     llm: s.llmProvider ? { provider: s.llmProvider, model: s.llmModel ?? "" } : null,
     created_at: s.createdAt.toISOString(),
@@ -79,11 +89,7 @@ export async function createSession(
   checkPromptBudget(body.system_prompt, body.instructions);
   const p = ctx.principal;
   // validates the provider intent and the key's availability; creation makes no inference call
-  const choice = await resolveEngine(deps, p, {
-    ...ctx.llm,
-    bodyProvider: body.llm_provider,
-    bodyModel: body.llm_model,
-  });
+  const choice = await resolveEngine(deps, p, withModelChoice(ctx.llm, body));
   const limit = CONCURRENT_SESSIONS[p.tier];
   const id = `ses_${hex(12)}`;
   const price = priceSessionCreate({
@@ -132,6 +138,10 @@ export async function createSession(
             systemPrompt: body.system_prompt ?? null,
             llmProvider: choice.kind === "byok" ? choice.provider : null,
             llmModel: choice.kind === "byok" ? (choice.model ?? null) : null,
+            maxTrajectoryLength: body.max_trajectory_length ?? SESSION_TRAJECTORY_STEPS,
+            tools: body.tools ? [...body.tools] : undefined,
+            metadata: body.metadata ?? undefined,
+            creditsUsed: price.total > 0 && choice.kind === "managed" ? price.total : 0,
             createdAt: now,
             lastUsedAt: now,
             expiresAt: ttlFrom(now),
@@ -159,7 +169,27 @@ async function activeSession(deps: SessionDeps, p: Principal, id: string): Promi
   return s;
 }
 
-export async function listSessions(deps: SessionDeps, p: Principal): Promise<{ sessions: SessionInfo[] }> {
+function encodeCursor(s: PredictSession): string {
+  return Buffer.from(JSON.stringify([s.createdAt.toISOString(), s.id])).toString("base64url");
+}
+
+function decodeCursor(c: string): { createdAt: Date; id: string } {
+  try {
+    const [t, id] = JSON.parse(Buffer.from(c, "base64url").toString("utf8")) as [string, string];
+    const createdAt = new Date(t);
+    if (typeof id === "string" && !Number.isNaN(createdAt.getTime())) return { createdAt, id };
+  } catch {}
+  throw new CoreError("INVALID_CURSOR", "The cursor is not one this endpoint returned.");
+}
+
+/** GET /v1/sessions: the list shape, with SPEC's own `sessions` array too (newest first). */
+export async function listSessions(
+  deps: SessionDeps,
+  p: Principal,
+  q: { limit?: string | number | undefined; cursor?: string | undefined } = {},
+): Promise<ListBody<SessionInfo> & { sessions: SessionInfo[] }> {
+  const limit = parseListLimit(q.limit);
+  const cur = q.cursor ? decodeCursor(q.cursor) : null;
   const rows = await deps.db.predictSession.findMany({
     where: {
       accountId: p.accountId,
@@ -167,10 +197,18 @@ export async function listSessions(deps: SessionDeps, p: Principal): Promise<{ s
       apiKeyId: p.keyId,
       deletedAt: null,
       expiresAt: { gt: deps.clock.now() },
+      ...(cur ? { OR: [{ createdAt: { lt: cur.createdAt } }, { createdAt: cur.createdAt, id: { lt: cur.id } }] } : {}),
     },
-    orderBy: { createdAt: "desc" },
+    orderBy: [{ createdAt: "desc" }, { id: "desc" }],
+    take: limit + 1,
   });
-  return { sessions: rows.map(info) };
+  const page = rows.slice(0, limit).map(info);
+  const hasMore = rows.length > limit;
+  return listBody(
+    page,
+    { has_more: hasMore, next_cursor: hasMore ? encodeCursor(rows[limit - 1]!) : null },
+    { sessions: page },
+  );
 }
 
 export async function getSession(deps: SessionDeps, p: Principal, id: string): Promise<SessionInfo> {
@@ -184,7 +222,7 @@ export async function deleteSession(deps: SessionDeps, p: Principal, id: string)
     deps.db.predictSession.update({ where: { id }, data: { deletedAt: deps.clock.now() } }),
   ]);
   deps.sessionKeys.drop(id);
-  return { session_id: id, deleted: true as const };
+  return { status: "ok" as const, session_id: id, deleted: true as const };
 }
 
 export async function resetSession(deps: SessionDeps, p: Principal, id: string) {
@@ -192,9 +230,13 @@ export async function resetSession(deps: SessionDeps, p: Principal, id: string) 
   const now = deps.clock.now();
   await deps.db.$transaction([
     deps.db.sessionStep.deleteMany({ where: { sessionId: id } }),
-    deps.db.predictSession.update({ where: { id }, data: { stepCount: 0, lastUsedAt: now, expiresAt: ttlFrom(now) } }),
+    // the trajectory is cleared; `step` numbering goes on (stepCount is not reset)
+    deps.db.predictSession.update({
+      where: { id },
+      data: { trajectoryLength: 0, lastUsedAt: now, expiresAt: ttlFrom(now) },
+    }),
   ]);
-  return { session_id: id, reset: true as const, step_count: 0 as const };
+  return { status: "ok" as const, session_id: id, reset: true as const, step_count: 0 as const };
 }
 
 function sessionEngine(deps: SessionDeps, p: Principal, s: PredictSession): EngineChoice {
@@ -224,11 +266,14 @@ export async function sessionPredict(
   const s = await activeSession(deps, p, id);
   const image = decodeScreenshot(body.screenshot);
   checkScreenSize(image, body.screen_width ?? s.screenWidth, body.screen_height ?? s.screenHeight);
+  // model/llm on a session predict must agree with the session's own provider (422 otherwise)
+  if (body.model !== undefined || body.llm !== undefined)
+    withModelChoice({ headerProvider: s.llmProvider ?? "managed", headerModel: s.llmModel ?? undefined }, body);
   const choice = sessionEngine(deps, p, s);
   const stored = await deps.db.sessionStep.findMany({
     where: { sessionId: id },
     orderBy: { seq: "desc" },
-    take: SESSION_VISIBLE_STEPS,
+    take: Math.min(SESSION_VISIBLE_STEPS, s.maxTrajectoryLength),
   });
   const trajectory: TrajectoryStep[] = stored.reverse().map((st) => ({
     screenshot: {
@@ -263,7 +308,7 @@ export async function sessionPredict(
       trajectory,
       systemPrompt: s.systemPrompt ?? undefined,
       instructions: s.instructions ?? undefined,
-      tools: body.tools,
+      tools: body.tools ?? ((s.tools ?? undefined) as SessionPredictBody["tools"]),
     },
     s.actionPolicy as ActionPolicy | null,
   );
@@ -271,7 +316,9 @@ export async function sessionPredict(
   const step = await deps.db.$transaction(async (tx) => {
     const now = deps.clock.now();
     const rows = await tx.$queryRaw<{ step_count: number }[]>`
-      UPDATE predict_sessions SET step_count = step_count + 1, last_used_at = ${now}, expires_at = ${ttlFrom(now)}
+      UPDATE predict_sessions SET step_count = step_count + 1, last_used_at = ${now}, expires_at = ${ttlFrom(now)},
+        trajectory_length = LEAST(trajectory_length + 1, max_trajectory_length),
+        credits_used = credits_used + ${r.charged}
       WHERE id = ${id} RETURNING step_count`;
     const seq = rows[0]!.step_count;
     await tx.sessionStep.create({
@@ -286,11 +333,11 @@ export async function sessionPredict(
         reasoning: pr.reasoning,
       },
     });
-    // compaction: keep the newest 20 steps
-    await tx.sessionStep.deleteMany({ where: { sessionId: id, seq: { lte: seq - SESSION_TRAJECTORY_STEPS } } });
+    // compaction: keep the newest max_trajectory_length steps (at most 20)
+    await tx.sessionStep.deleteMany({ where: { sessionId: id, seq: { lte: seq - s.maxTrajectoryLength } } });
     return seq;
   });
-  return { charged: r.charged, remaining: r.remaining, body: { ...pr, step } };
+  return { charged: r.charged, remaining: r.remaining, body: { ...shapeAnswer(pr, body), step } };
 }
 
 export async function purgeExpiredSessions(deps: SessionDeps): Promise<number> {

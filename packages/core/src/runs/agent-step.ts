@@ -24,7 +24,15 @@ import { openRunSecret } from "./run-secrets.ts";
 import { parseRunDirectives, sandboxInstruction } from "./sandbox-agent.ts";
 import { digestActions, digestBytes, isStalled, STALLED_REASON } from "./stall-guard.ts";
 import { reserveStep, runStepPrice, settleRunReservations } from "./step-billing.ts";
-import { applyEffects, type Effects, finishInTx, newEffects, pauseInTx, withRun } from "./transitions.ts";
+import {
+  appendEvents,
+  applyEffects,
+  type Effects,
+  finishInTx,
+  newEffects,
+  pauseInTx,
+  withRun,
+} from "./transitions.ts";
 
 export type StepOutcome =
   | { kind: "continue"; step: number }
@@ -48,10 +56,24 @@ const runError = (code: string, message: string, extra: Record<string, unknown> 
   ...extra,
 });
 
-function outcomeOf(run: Pick<Run, "status" | "awaitingHumanReason" | "deadlineAt" | "stepCount">): StepOutcome {
+type OutcomeFields = Pick<Run, "status" | "awaitingHumanReason" | "deadlineAt" | "stepCount"> &
+  Partial<Pick<Run, "awaitingHumanSince" | "awaitingHumanTimeoutSeconds">>;
+
+/** When the current human wait ends: the run's deadline, or sooner with awaiting_human_timeout_seconds. */
+export function humanWaitEndsAt(run: OutcomeFields): { at: Date; byTimeout: boolean } {
+  if (run.awaitingHumanSince && run.awaitingHumanTimeoutSeconds) {
+    const t = new Date(run.awaitingHumanSince.getTime() + run.awaitingHumanTimeoutSeconds * 1000);
+    if (t < run.deadlineAt) return { at: t, byTimeout: true };
+  }
+  return { at: run.deadlineAt, byTimeout: false };
+}
+
+function outcomeOf(run: OutcomeFields): StepOutcome {
   if (isTerminal(run.status)) return { kind: "terminal", status: run.status as RunStatus };
   if (run.status === "awaiting_human") {
-    return { kind: "awaiting_human", reason: run.awaitingHumanReason ?? "", deadlineAt: run.deadlineAt.toISOString() };
+    // the executor's wait re-checks by this instant at the latest (checkHumanWait ends the wait)
+    const deadlineAt = humanWaitEndsAt(run).at.toISOString();
+    return { kind: "awaiting_human", reason: run.awaitingHumanReason ?? "", deadlineAt };
   }
   return { kind: "continue", step: run.stepCount };
 }
@@ -109,11 +131,19 @@ function fatalError(e: unknown): RunError | null {
   return runError(e.code, e.message);
 }
 
-async function recordStepError(deps: RunsDeps, runId: string, e: unknown): Promise<void> {
+/**
+ * A step error that does not end the run (the step is retried): recorded on the run and sent as an `error`
+ * frame (DECISIONS.md "Compatibility amendments": run events).
+ */
+async function recordStepError(deps: RunsDeps, runId: string, step: number, e: unknown): Promise<void> {
   const err = isCoreError(e)
     ? runError(e.code, e.message)
     : runError("INTERNAL_ERROR", "The step failed unexpectedly.");
-  await deps.db.run.update({ where: { id: runId }, data: { lastStepError: err as object } }).catch(() => {});
+  await withRun(deps, runId, async (tx, run, fx) => {
+    if (!run || isTerminal(run.status)) return;
+    await tx.run.update({ where: { id: runId }, data: { lastStepError: err as object } });
+    await appendEvents(tx, runId, [{ event: "error", data: { run_id: runId, step, error: err, retrying: true } }], fx);
+  }).catch((x) => deps.logger.warn("step error not recorded", { run_id: runId, err: String(x) }));
 }
 
 /** Starts a fresh iteration for step n: counts it, creates or resets the step row. */
@@ -423,6 +453,8 @@ export async function runAgentStep(deps: RunsDeps, runId: string): Promise<StepO
           instruction,
           cuaVersion: run.cuaVersion as "v5",
           maxActions: maxActionsFor(choice.engine.id),
+          systemPrompt: run.systemPrompt ?? undefined,
+          instructions: run.instructions ?? undefined,
           trajectory: recent.map((r) => ({
             screenshot: null,
             actions: (r.actions ?? []) as Action[],
@@ -505,7 +537,7 @@ export async function runAgentStep(deps: RunsDeps, runId: string): Promise<StepO
   } catch (e) {
     const fatal = fatalError(e);
     if (fatal) return finish(deps, runId, "failed", fatal);
-    await recordStepError(deps, runId, e);
+    await recordStepError(deps, runId, n, e);
     throw e;
   }
 }
@@ -532,5 +564,21 @@ export async function checkHumanWait(deps: RunsDeps, runId: string): Promise<Ste
   const run = await deps.db.run.findUnique({ where: { id: runId } });
   if (!run) return { kind: "terminal", status: "failed" };
   if (run.status === "awaiting_human" && deps.clock.now() >= run.deadlineAt) return expireRun(deps, runId);
+  if (run.status === "awaiting_human") {
+    const ends = humanWaitEndsAt(run);
+    // awaiting_human_timeout_seconds passed: the on_awaiting_human fallback, failed (DECISIONS amendments: runs)
+    if (ends.byTimeout && deps.clock.now() >= ends.at) {
+      return withRun(deps, runId, async (tx, locked, fx) => {
+        if (locked?.status !== "awaiting_human") return outcomeOf(locked ?? run);
+        const error = runError(
+          "AWAITING_HUMAN_TIMEOUT",
+          `No human resumed the run within ${locked.awaitingHumanTimeoutSeconds} seconds.`,
+          { reason: locked.awaitingHumanReason },
+        );
+        const after = await finishInTx(tx, locked, "failed", { error }, fx, deps.clock.now());
+        return outcomeOf(after ?? locked);
+      });
+    }
+  }
   return outcomeOf(run);
 }

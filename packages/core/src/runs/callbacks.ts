@@ -1,5 +1,5 @@
 // Run callbacks (SPEC.md "Events" 2, "Authentication" 8; DECISIONS.md "Runs", "Cross-cutting rules"):
-// POST {id: "dlv_<hex>", event, created_at, data: {run}} to the run's webhook_url, signed
+// POST {id: "dlv_<hex>", event, created_at, run_id, status, reason?, data: {run}} to the run's webhook_url, signed
 // `Service-Signature: t=<unix>,v1=<hex HMAC-SHA256(webhook_secret, "<t>.<body>")>` with the per-run
 // secret, `Service-Delivery-Id: <id>` stable across attempts. At most three recorded attempts (the
 // Inngest function run-callback sleeps between them); any 2xx counts as delivered.
@@ -65,7 +65,16 @@ export async function queueCallback(
   const id = `dlv_${hex(12)}`;
   const record = toRunRecord(run);
   const { callbacks: _omit, ...data } = record;
-  const body = JSON.stringify({ id, event, created_at: now.toISOString(), data: { run: data } });
+  // DECISIONS.md "Compatibility amendments": top-level run_id, status and (awaiting_human) reason besides data.run
+  const body = JSON.stringify({
+    id,
+    event,
+    created_at: now.toISOString(),
+    run_id: run.id,
+    status: run.status,
+    ...(event === "run.awaiting_human" ? { reason: run.awaitingHumanReason } : {}),
+    data: { run: data },
+  });
   await tx.runCallbackDelivery.createMany({
     data: [{ id, runId: run.id, event, eventKey, body, status: "pending", createdAt: now }],
     skipDuplicates: true,

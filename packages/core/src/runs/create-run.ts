@@ -8,7 +8,9 @@ import { resolveStoredLlmKey } from "../llm-keys/llm-keys.ts";
 import { getRunnableMachine } from "../machines-service/machine-access.ts";
 import { loadMachine } from "../machines-service/record.ts";
 import type { ActionPolicy } from "../policy/action-policy.ts";
+import { type LlmChoiceInput, withModelChoice } from "../predict/model-choice.ts";
 import { type LlmRequest, readLlmIntent } from "../predict/resolve-engine.ts";
+import { checkPromptBudget } from "../predict/run-engine.ts";
 import { getBalance } from "../wallet/wallet.ts";
 import { checkCallbackUrl, type LookupAll } from "./callbacks.ts";
 import type { RunsDeps } from "./ports.ts";
@@ -35,6 +37,17 @@ export interface CreateRunInput {
   budget_cents?: number;
   max_iterations?: number;
   action_policy?: ActionPolicy;
+  // DECISIONS.md "Compatibility amendments (2026-11-25)": runs
+  instructions?: string;
+  system_prompt?: string;
+  model?: string;
+  llm?: LlmChoiceInput;
+  /** 1 to 86,400: the run times out (timed_out) this many seconds after creation */
+  deadline_seconds?: number;
+  /** a pause longer than this fails the run (the on_awaiting_human fallback) */
+  awaiting_human_timeout_seconds?: number;
+  /** at most 50 string keys */
+  metadata?: Record<string, string>;
 }
 
 export interface CreateRunContext {
@@ -48,8 +61,9 @@ export interface CreateRunContext {
 
 export async function createRun(deps: RunsDeps, ctx: CreateRunContext, input: CreateRunInput): Promise<RunRecord> {
   const p = ctx.principal;
-  // BYOK intent: a header naming a provider (not "managed") or carrying a key
-  const intent = readLlmIntent(ctx.llm);
+  checkPromptBudget(input.system_prompt, input.instructions); // 400 INPUT_TOO_LARGE
+  // BYOK intent: a header (or `llm`) naming a provider (not "managed") or carrying a key
+  const intent = readLlmIntent(withModelChoice(ctx.llm, { model: input.model, llm: input.llm }));
   const byok = (intent.provider !== null && intent.provider !== "managed") || Boolean(intent.apiKey);
   if (byok && p.mode === "test") {
     throw new CoreError(
@@ -96,7 +110,8 @@ export async function createRun(deps: RunsDeps, ctx: CreateRunContext, input: Cr
   const id = newRunId(p.mode);
   const now = deps.clock.now();
   const directives = p.mode === "test" ? parseRunDirectives(input.task) : null;
-  const deadlineAt = directives?.timeout ? now : new Date(now.getTime() + deps.runsConfig.deadlineSeconds * 1000);
+  const deadlineSeconds = Math.min(input.deadline_seconds ?? deps.runsConfig.deadlineSeconds, deps.runsConfig.deadlineSeconds);
+  const deadlineAt = directives?.timeout ? now : new Date(now.getTime() + deadlineSeconds * 1000);
   const maxSteps = input.max_steps ?? DEFAULT_MAX_STEPS;
   const secret = webhookUrl ? newWebhookSecret() : null;
   const row = await deps.db.$transaction(async (tx) => {
@@ -108,6 +123,10 @@ export async function createRun(deps: RunsDeps, ctx: CreateRunContext, input: Cr
         apiKeyId: p.keyId,
         machineId: machine.id,
         task: input.task,
+        instructions: input.instructions ?? null,
+        systemPrompt: input.system_prompt ?? null,
+        metadata: input.metadata ?? undefined,
+        awaitingHumanTimeoutSeconds: input.awaiting_human_timeout_seconds ?? null,
         cuaVersion,
         maxSteps,
         maxIterations: input.max_iterations ?? defaultMaxIterations(maxSteps),

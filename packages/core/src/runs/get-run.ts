@@ -5,7 +5,8 @@ import type { Run } from "@cua/db/generated";
 import type { CoreDeps } from "../deps.ts";
 import { CoreError } from "../errors.ts";
 import type { KeyMode } from "../keys/scopes.ts";
-import { checkRunId, isRunStatus, type RunRecord, type RunStatus, toRunRecord } from "./run-record.ts";
+import { type ListBody, listBody, parseListLimit, invalidStatusFilter, LIST_DEFAULT_LIMIT } from "../operations/list.ts";
+import { checkRunId, isRunStatus, RUN_STATUSES, type RunRecord, type RunStatus, toRunRecord } from "./run-record.ts";
 
 export interface RunPrincipal {
   accountId: string;
@@ -35,11 +36,11 @@ export async function getRun(deps: Pick<CoreDeps, "db">, principal: RunPrincipal
 
 export interface ListRunsQuery {
   status?: string;
-  limit?: number;
+  limit?: number | string;
   cursor?: string;
 }
 
-export const DEFAULT_LIST_LIMIT = 50;
+export const DEFAULT_LIST_LIMIT = LIST_DEFAULT_LIMIT;
 
 interface Cursor {
   c: string;
@@ -62,11 +63,9 @@ export async function listRuns(
   deps: Pick<CoreDeps, "db">,
   principal: RunPrincipal,
   q: ListRunsQuery,
-): Promise<{ runs: RunRecord[]; next_cursor: string | null; has_more: boolean }> {
-  if (q.status !== undefined && !isRunStatus(q.status))
-    throw new CoreError("INVALID_STATUS_FILTER", `Unknown status "${q.status.slice(0, 40)}".`);
-  const limit = q.limit ?? DEFAULT_LIST_LIMIT;
-  if (!Number.isInteger(limit) || limit < 1 || limit > 200) throw new CoreError("INVALID_LIMIT");
+): Promise<ListBody<RunRecord>> {
+  if (q.status !== undefined && !isRunStatus(q.status)) throw invalidStatusFilter(q.status, RUN_STATUSES);
+  const limit = parseListLimit(q.limit, DEFAULT_LIST_LIMIT);
   const cur = q.cursor !== undefined ? decodeCursor(q.cursor) : null;
   const rows = await deps.db.run.findMany({
     where: {
@@ -90,9 +89,8 @@ export async function listRuns(
   const byRun = new Map<string, typeof deliveries>();
   for (const d of deliveries) byRun.set(d.runId, [...(byRun.get(d.runId) ?? []), d]);
   const hasMore = rows.length > limit;
-  return {
-    runs: page.map((r) => toRunRecord(r, byRun.get(r.id) ?? [])),
-    next_cursor: hasMore ? encodeCursor(page.at(-1)!) : null,
-    has_more: hasMore,
-  };
+  return listBody(
+    page.map((r) => toRunRecord(r, byRun.get(r.id) ?? [])),
+    { has_more: hasMore, next_cursor: hasMore ? encodeCursor(page.at(-1)!) : null },
+  );
 }

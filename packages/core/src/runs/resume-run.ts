@@ -34,12 +34,22 @@ export async function resumeRun(
       data: {
         status: "running",
         awaitingHumanReason: null,
+        awaitingHumanSince: null,
         resumeCount: { increment: 1 },
         resumedAtStep: seen.stepCount,
       },
     });
     if (upd.count === 0) return null;
-    await appendEvents(tx, runId, [{ event: "status", data: { run_id: runId, status: "running", note } }], fx);
+    await appendEvents(
+      tx,
+      runId,
+      [
+        { event: "status", data: { run_id: runId, status: "running", note } },
+        // DECISIONS.md "Compatibility amendments": run events carry `resumed` (with the note) after a resume
+        { event: "resumed", data: { run_id: runId, note } },
+      ],
+      fx,
+    );
     return tx.run.findUniqueOrThrow({ where: { id: runId } });
   });
   if (!after) {

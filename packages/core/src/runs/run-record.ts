@@ -68,24 +68,50 @@ export interface CallbackRecord {
   delivered_at: string | null;
 }
 
+/** `result` of a terminal run (DECISIONS.md "Compatibility amendments": runs), plus the service's own fields. */
+export interface RunResult {
+  passed: boolean;
+  status: RunStatus;
+  summary: string;
+  verdict?: string;
+  /** the agent's last reasoning (succeeded runs) */
+  reasoning?: string;
+  /** completed steps */
+  steps?: number;
+  [k: string]: unknown;
+}
+
 export interface RunRecord {
+  /** always "agent.run" */
+  object: "agent.run";
   id: string;
   status: RunStatus;
   machine_id: string;
   task: string;
+  instructions: string | null;
+  system_prompt: string | null;
+  metadata: Record<string, string>;
   cua_version: string;
   max_steps: number;
   max_iterations: number;
   on_awaiting_human: OnAwaitingHuman;
+  awaiting_human_timeout_seconds: number | null;
   budget_cents: number;
   webhook_url: string | null;
   webhook_secret: string | null;
   step_count: number;
+  /** = step_count (the commercial contract's name) */
+  steps_completed: number;
   iteration_count: number;
   awaiting_human_reason: string | null;
-  result: unknown;
+  awaiting_human_since: string | null;
+  result: RunResult | null;
   error: RunError | null;
   usage: { credits_charged: number; cost_cents: number };
+  /** = usage.credits_charged */
+  credits_charged: number;
+  /** = usage.cost_cents */
+  cost_cents: number;
   llm: { provider: string; model: string | null; billed_to: "platform" | "provider" };
   created_at: string;
   updated_at: string;
@@ -107,29 +133,61 @@ export function toCallbackRecord(d: RunCallbackDelivery): CallbackRecord {
 }
 
 /** The public record. webhook_secret is null except in the create response (and its exact replay). */
+/**
+ * The `result` of a terminal run: `{passed, status, summary, verdict?}` plus the stored outcome's own fields
+ * (reasoning, steps). Null while the run is active.
+ */
+export function runResultOf(r: Pick<Run, "status" | "result" | "error" | "stepCount">): RunResult | null {
+  if (!isTerminal(r.status)) return null;
+  const stored = (r.result ?? null) as Record<string, unknown> | null;
+  const error = (r.error ?? null) as RunError | null;
+  const passed = r.status === "succeeded";
+  const reasoning = typeof stored?.reasoning === "string" ? stored.reasoning : undefined;
+  const summary = passed
+    ? reasoning || "The task was completed."
+    : (error?.message ?? `The run ended ${r.status.replace("_", " ")}.`);
+  return {
+    ...(stored ?? {}),
+    passed,
+    status: r.status as RunStatus,
+    summary,
+    verdict: passed ? "pass" : "fail",
+    steps: typeof stored?.steps === "number" ? stored.steps : r.stepCount,
+  };
+}
+
 export function toRunRecord(
   r: Run,
   deliveries: RunCallbackDelivery[] = [],
   webhookSecret: string | null = null,
 ): RunRecord {
   return {
+    object: "agent.run",
     id: r.id,
     status: r.status as RunStatus,
     machine_id: r.machineId,
     task: r.task,
+    instructions: r.instructions,
+    system_prompt: r.systemPrompt,
+    metadata: (r.metadata ?? {}) as Record<string, string>,
     cua_version: r.cuaVersion,
     max_steps: r.maxSteps,
     max_iterations: r.maxIterations,
     on_awaiting_human: r.onAwaitingHuman as OnAwaitingHuman,
+    awaiting_human_timeout_seconds: r.awaitingHumanTimeoutSeconds,
     budget_cents: r.budgetCents,
     webhook_url: r.webhookUrl,
     webhook_secret: webhookSecret,
     step_count: r.stepCount,
+    steps_completed: r.stepCount,
     iteration_count: r.iterationCount,
     awaiting_human_reason: r.awaitingHumanReason,
-    result: r.result ?? null,
+    awaiting_human_since: r.awaitingHumanSince?.toISOString() ?? null,
+    result: runResultOf(r),
     error: (r.error ?? null) as RunError | null,
     usage: { credits_charged: r.creditsCharged, cost_cents: r.creditsCharged },
+    credits_charged: r.creditsCharged,
+    cost_cents: r.creditsCharged,
     llm: {
       provider: r.llmProvider,
       model: r.llmModel,

@@ -7,11 +7,12 @@ import type { Tx } from "@cua/db/client";
 import type { Run } from "@cua/db/generated";
 import { queueCallback } from "./callbacks.ts";
 import type { RunsDeps } from "./ports.ts";
-import { ACTIVE_STATUSES, type RunError, type RunStatus, toRunRecord } from "./run-record.ts";
+import { ACTIVE_STATUSES, type RunError, type RunStatus, runResultOf, toRunRecord } from "./run-record.ts";
 import { settleRunReservations } from "./step-billing.ts";
 
 export interface EventFrame {
-  event: "status" | "step" | "awaiting_human" | "billing" | "terminal";
+  /** SPEC's names plus `resumed` and `error` (DECISIONS.md "Compatibility amendments": run events) */
+  event: "status" | "step" | "awaiting_human" | "billing" | "terminal" | "resumed" | "error";
   data: Record<string, unknown>;
 }
 
@@ -69,6 +70,7 @@ export async function finishInTx(
       result: result === null ? undefined : (result as object),
       error: error === null ? undefined : (error as object),
       awaitingHumanReason: null,
+      awaitingHumanSince: null,
       llmKeySealed: null, // SPEC: a terminal transition scrubs the stored provider-key snapshot
     },
   });
@@ -79,7 +81,7 @@ export async function finishInTx(
     run.id,
     [
       { event: "status", data: { run_id: run.id, status: to } },
-      { event: "terminal", data: { run_id: run.id, status: to, result, error } },
+      { event: "terminal", data: { run_id: run.id, status: to, result: runResultOf(after), error } },
     ],
     fx,
   );
@@ -93,7 +95,12 @@ export async function finishInTx(
 export async function pauseInTx(tx: Tx, run: Run, reason: string, fx: Effects, now: Date): Promise<Run | null> {
   const upd = await tx.run.updateMany({
     where: { id: run.id, status: "running" },
-    data: { status: "awaiting_human", awaitingHumanReason: reason, iterationCount: { increment: 1 } },
+    data: {
+      status: "awaiting_human",
+      awaitingHumanReason: reason,
+      awaitingHumanSince: now,
+      iterationCount: { increment: 1 },
+    },
   });
   if (upd.count === 0) return null;
   const after = await tx.run.findUniqueOrThrow({ where: { id: run.id } });

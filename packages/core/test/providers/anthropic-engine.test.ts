@@ -351,12 +351,12 @@ describe("ground", () => {
     expect(out).toMatchObject({ found: false, x: null, y: null, bbox: null, confidence: 0 });
   });
 
-  it("a non-click answer is GROUNDING_FAILED", async () => {
+  it("a non-click answer is PREDICTION_FAILED (an engine failure, 502)", async () => {
     standin.enqueue(R.calls([{ action: "type", text: "x" }]));
     const err = await rejection(
       engine().ground({ screenshot: solidPng(1280, 800), description: "x", cuaVersion: "v5" }),
     );
-    expect(err.code).toBe("GROUNDING_FAILED");
+    expect(err.code).toBe("PREDICTION_FAILED");
   });
 
   it("provider errors during ground keep their mapping", async () => {

@@ -38,7 +38,7 @@ describe("mapProviderError", () => {
       "anthropic 400 on ground",
       aErr(400, "invalid_request_error", "bad"),
       { ...byok, operation: "ground" },
-      "GROUNDING_FAILED",
+      "PREDICTION_FAILED",
       502,
     ],
     ["anthropic timeout", new A.APIConnectionTimeoutError(), byok, "UPSTREAM_TIMEOUT", 504],
@@ -166,8 +166,9 @@ describe("redactSecrets", () => {
 });
 
 describe("outputError", () => {
-  it("is PREDICTION_FAILED for predict and GROUNDING_FAILED for ground, both 502", () => {
+  // GROUNDING_FAILED (422) means "nothing matches" (DECISIONS.md Compatibility amendments); an engine failure is 502
+  it("is PREDICTION_FAILED (502) for predict and for ground", () => {
     expect(outputError("predict", "openai", "x")).toMatchObject({ code: "PREDICTION_FAILED", status: 502 });
-    expect(outputError("ground", "anthropic", "x")).toMatchObject({ code: "GROUNDING_FAILED", status: 502 });
+    expect(outputError("ground", "anthropic", "x")).toMatchObject({ code: "PREDICTION_FAILED", status: 502 });
   });
 });

@@ -305,13 +305,13 @@ describe("ground", () => {
     ).toMatchObject({ found: false, x: null, y: null, bbox: null });
   });
 
-  it("malformed or off-screen answers are GROUNDING_FAILED", async () => {
+  it("malformed or off-screen answers are PREDICTION_FAILED (an engine failure, 502)", async () => {
     open.enqueue(R.chat("the button is at the top"), answer({ found: true, x: 5000, y: 1, bbox: null, confidence: 1 }));
     for (let i = 0; i < 2; i++) {
       expect(
         (await rejection(engine().ground({ screenshot: solidPng(1280, 800), description: "x", cuaVersion: "v5" })))
           .code,
-      ).toBe("GROUNDING_FAILED");
+      ).toBe("PREDICTION_FAILED");
     }
   });
 });

@@ -327,11 +327,11 @@ describe("ground", () => {
     ).toMatchObject({ found: false, x: null, y: null });
   });
 
-  it("a non-pointing answer is GROUNDING_FAILED", async () => {
+  it("a non-pointing answer is PREDICTION_FAILED (an engine failure, 502)", async () => {
     standin.enqueue(R.calls([{ type: "type", text: "x" }]));
     expect(
       (await rejection(engine().ground({ screenshot: solidPng(1280, 800), description: "x", cuaVersion: "v5" }))).code,
-    ).toBe("GROUNDING_FAILED");
+    ).toBe("PREDICTION_FAILED");
   });
 });
 

@@ -99,7 +99,7 @@ export function createLocalEngine(options: LocalEngineOptions = {}): LocalEngine
 
   async function ground(input: GroundInput): Promise<GroundOutput> {
     abortIfNeeded(input.signal);
-    const r = await engineCall("GROUNDING_FAILED", () =>
+    const r = await engineCall("PREDICTION_FAILED", () =>
       groundElement(input.screenshot, input.description, input.signal),
     );
     return {

@@ -4,7 +4,8 @@
 //   402 / billing or quota exhausted      -> LLM_KEY_INVALID (422)      (managed key: UPSTREAM_UNAVAILABLE)
 //   timeout (SDK timeout or our deadline) -> UPSTREAM_TIMEOUT (504)
 //   429 / 5xx / 529 / connection failure  -> UPSTREAM_UNAVAILABLE (503)
-//   anything else (400, 404, 413, ...)    -> PREDICTION_FAILED / GROUNDING_FAILED (502)
+//   anything else (400, 404, 413, ...)    -> PREDICTION_FAILED (502), for ground too (GROUNDING_FAILED, 422, means
+//                                            "nothing matches": DECISIONS.md Compatibility amendments)
 //
 // Messages never carry the API key: the key, and anything shaped like a provider key, is redacted.
 import * as AnthropicErrors from "@anthropic-ai/sdk/error";
@@ -48,8 +49,8 @@ const PROVIDER_NAME: Record<ProviderId, string> = {
   "openai-compatible": "The OpenAI-compatible upstream",
 };
 
-function failureCode(operation: EngineOperation): ErrorCode {
-  return operation === "ground" ? "GROUNDING_FAILED" : "PREDICTION_FAILED";
+function failureCode(_operation: EngineOperation): ErrorCode {
+  return "PREDICTION_FAILED";
 }
 
 /** A model answer the engine cannot use (malformed JSON, unknown action, missing coordinates, ...). */
