@@ -71,10 +71,11 @@ export function inspectJson(value: unknown, checkStrings: boolean): CoreError | 
 function stringProblem(s: string, path: (string | number)[], isKey = false, location = "body"): CoreError | null {
   let message: string | null = null;
   if (s.includes("\u0000")) message = "must not contain the NUL character (\\u0000)";
-  else if (!s.isWellFormed()) message = "must be valid Unicode (a lone surrogate \\ud800-\\udfff was sent)";
+  else if (!(s as string & { isWellFormed(): boolean }).isWellFormed())
+    message = "must be valid Unicode (a lone surrogate \\ud800-\\udfff was sent)";
   if (!message) return null;
   const p = [location, ...path.map(String)].join(".");
-  const what = isKey ? `a field name ${message.replace(/^must/, "must")}` : message;
+  const what = isKey ? `a field name ${message}` : message;
   return new CoreError("VALIDATION_ERROR", `${p}: ${what}`, { details: [{ path: p, message: what }] });
 }
 
