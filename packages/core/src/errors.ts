@@ -114,6 +114,55 @@ export const ERROR_CODES = {
 
 export type ErrorCode = keyof typeof ERROR_CODES;
 
+// Codes that travel inside a successful answer's body rather than as its HTTP status: a run's `error.code`
+// (GET /v1/runs/{id}, run events, callbacks), a machine command's `error.code` (actions, batches, browser,
+// terminal and file ops, and the results an external driver posts), and a `fail` action's `params.code`.
+// Every such code is here or in ERROR_CODES (a run that fails on an API error keeps that code);
+// packages/core/test/error-codes.test.ts scans the sources and fails on a code that is in neither table.
+export const OUTCOME_CODES = {
+  // runs: error.code of a failed or timed-out run
+  MAX_STEPS_EXCEEDED: "run: the run used its max_steps without finishing",
+  MAX_ITERATIONS_EXCEEDED: "run: the run used its max_iterations (engine calls and pauses) without finishing",
+  DEADLINE_EXCEEDED: "run: the run's deadline passed (timed_out)",
+  AWAITING_HUMAN_TIMEOUT: "run: no human resumed the run within awaiting_human_timeout_seconds",
+  MACHINE_NOT_RUNNING: "run: the run's machine is not running",
+  TASK_FAILED: "run: the agent reported that the task cannot be done (a fail action without a code)",
+  // fail actions: params.code
+  ACTION_POLICY_VIOLATION: "fail action / run: the engine's actions broke the action policy",
+  TOOL_NOT_ALLOWED: "fail action: the request's tools filter removed every action",
+  PROVIDER_REFUSAL: "fail action: the BYOK provider refused the request",
+  // machine commands: error.code of a command result (managed desktops, mock machines, external drivers)
+  FAILED: "command: the driver reported a failure without a code",
+  SKIPPED: "command: not run, an earlier batch step failed and stop_on_error is set",
+  TIMEOUT: "command: the command did not finish within timeout_ms",
+  INPUT_FAILED: "command: the input tool (xdotool) failed",
+  INVALID_KEY: "command: an unknown key name",
+  SESSION_ENDED: "command: the persistent shell of session_id has exited",
+  TOO_MANY_SESSIONS: "command: the machine holds the most persistent shells it may",
+  BROWSER_UNAVAILABLE: "browser: the machine's browser is not reachable",
+  BROWSER_ERROR: "browser: the browser answered an error",
+  NAVIGATION_FAILED: "browser: the page could not be loaded",
+  ELEMENT_NOT_FOUND: "browser: no element matches the selector",
+  INVALID_SELECTOR: "browser: the selector is not valid",
+  TAB_NOT_FOUND: "browser: no such tab",
+  SCRIPT_ERROR: "browser: the script threw",
+  RESULT_TOO_LARGE: "browser: the script's value is larger than 1,000,000 characters of JSON",
+  DOWNLOAD_FAILED: "browser: the download did not complete",
+  FILE_NOT_FOUND: "file: the path does not exist",
+  IS_A_DIRECTORY: "file: the path is a directory",
+  NOT_A_DIRECTORY: "file: the path is not a directory",
+  DIRECTORY_NOT_EMPTY: "file: the directory is not empty",
+  FILE_TOO_LARGE: "file: the file is larger than the operation allows",
+  EDIT_TEXT_NOT_FOUND: "file: edit's old text does not occur in the file",
+  EDIT_TEXT_AMBIGUOUS: "file: edit's old text occurs more than once",
+  PERMISSION_DENIED: "file: the machine's user may not touch the path",
+  SYMLINK_LOOP: "file: the path resolves through a symlink loop",
+  NO_SPACE: "file: the machine's disk is full",
+  IO_ERROR: "file: another I/O error",
+} as const satisfies Record<string, string>;
+
+export type OutcomeCode = keyof typeof OUTCOME_CODES;
+
 export function errorType(status: number): ErrorType {
   if (status === 401) return "auth_error";
   if (status === 402) return "billing_error";

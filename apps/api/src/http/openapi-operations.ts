@@ -1,7 +1,7 @@
 // OpenAPI entries of the registry's operations that are not plain JSON procedures (SSE streams, raw
 // images, the external driver's device-token routes): rendered from their definitions, with the same
 // error renderer as the generated ones (errorResponses/commonErrors in ./openapi.ts).
-import type { ErrorCode } from "@cua/core/errors";
+import { type ErrorCode, OUTCOME_CODES } from "@cua/core/errors";
 import { type AnyOperation, pathParams, servedByRouter } from "@cua/core/operations/define";
 import { operations } from "@cua/core/operations/registry";
 import { z } from "zod";
@@ -155,6 +155,8 @@ export function addRegistryOperations(doc: Json): void {
       ];
     }
   }
+  // codes inside success bodies (run error.code, command results, fail actions): the same table in core
+  doc["x-outcome-codes"] = OUTCOME_CODES;
   doc.components ??= {};
   doc.components.securitySchemes ??= {};
   doc.components.securitySchemes.DeviceToken = {
