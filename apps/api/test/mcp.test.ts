@@ -173,6 +173,15 @@ describe.each([
     expect(
       await call(s.url, "GET", "/v1/machines", { key: acct.test_key }).then((x) => JSON.stringify(x.body)),
     ).toContain(id);
+    // an action answers what REST answers; a `screenshot` in it (DECISIONS amendments "Machines": taken after
+    // the action) is image content too
+    const action = { command: "click", parameters: { x: 10, y: 10 } };
+    const act = await tool(c, "run_action", { id, ...action });
+    expect(act.isError, JSON.stringify(act).slice(0, 300)).toBeFalsy();
+    const restAct = await call(s.url, "POST", `/v1/machines/${id}/actions`, { key: acct.test_key, body: action });
+    expect(Object.keys(act.structuredContent!).sort()).toEqual(Object.keys(restAct.body).sort());
+    const actImages = act.content.filter((x) => x.type === "image");
+    expect(actImages).toHaveLength(typeof restAct.body.screenshot === "string" ? 1 : 0);
   });
 
   it("get_usage (group account) answers what GET /v1/usage answers", async () => {
@@ -269,6 +278,31 @@ describe("MCP without a key and with a wrong key", () => {
   });
 });
 
+describe("tools and /openapi.json agree (issue 11: one definition per operation)", () => {
+  it("each tool with a REST route has that operation in the OpenAPI document, same scope, same input fields", async () => {
+    const doc = (await call(s.url, "GET", "/openapi.json")).body;
+    const { tools } = await (await httpClient(acct.test_key)).listTools();
+    let checked = 0;
+    for (const t of tools) {
+      const rest = t._meta?.["svc/rest"] as string | undefined;
+      if (!rest || TOOLS.schedules.includes(t.name)) continue; // schedules: no route yet (planned)
+      const [method, path] = rest.split(" ") as [string, string];
+      const op = doc.paths[path.replace(/^\/v1/, "")]?.[method.toLowerCase()]; // paths are under servers[0] = /v1
+      expect(op, `${t.name}: ${rest} in /openapi.json`).toBeDefined();
+      expect(op["x-required-scope"], `${t.name} scope`).toBe(t._meta?.["svc/scope"]);
+      const body = op.requestBody?.content?.["application/json"]?.schema;
+      const restFields = new Set<string>([
+        ...(op.parameters ?? []).filter((p: any) => p.in !== "header").map((p: any) => p.name),
+        ...Object.keys(body?.properties ?? {}),
+      ]);
+      const toolFields = new Set(Object.keys(t.inputSchema.properties ?? {}));
+      expect([...toolFields].sort(), `${t.name} input fields`).toEqual([...restFields].sort());
+      checked++;
+    }
+    expect(checked).toBe(ALL_TOOLS.length - TOOLS.schedules.length - TOOLS.public.length);
+  });
+});
+
 describe("discovery documents", () => {
   it("/.well-known/mcp/server-card.json describes the server: name, version, transports, auth, 26 tools", async () => {
     const r = await call(s.url, "GET", "/.well-known/mcp/server-card.json");
@@ -296,13 +330,13 @@ describe("discovery documents", () => {
 describe("MCP Inspector CLI (@modelcontextprotocol/inspector-cli), as docs/mcp.md shows it", () => {
   // `npm run -s mcp:inspect -- <target> ...` = mcp-inspector-cli --cli, run from a folder where its
   // package.json lookup succeeds (inspector-cli 1.0.3 resolves ../package.json against the working directory)
-  const run = async (args: string[]) => {
+  const run = async (args: string[], env: NodeJS.ProcessEnv = process.env) => {
     const { execFile } = await import("node:child_process");
     return new Promise<string>((resolve, reject) =>
       execFile(
         "npm",
         ["run", "-s", "mcp:inspect", "--", ...args],
-        { cwd: REPO_ROOT, timeout: 60_000 },
+        { cwd: REPO_ROOT, timeout: 60_000, env },
         (err, stdout, stderr) => (err ? reject(new Error(`${err.message}\n${stderr}`)) : resolve(stdout)),
       ),
     );
@@ -327,5 +361,14 @@ describe("MCP Inspector CLI (@modelcontextprotocol/inspector-cli), as docs/mcp.m
       ]),
     );
     expect(machine.structuredContent.machine.display_name).toBe("inspector");
+  });
+
+  it("lists and calls over stdio, launching `npm run -s mcp`", async () => {
+    const env = { ...process.env, SVC_BASE_URL: s.url, SVC_API_KEY: acct.test_key };
+    const stdio = ["npm", "--prefix", REPO_ROOT, "run", "-s", "mcp"];
+    const list = JSON.parse(await run([...stdio, "--method", "tools/list"], env));
+    expect(list.tools).toHaveLength(26);
+    const pricing = JSON.parse(await run([...stdio, "--method", "tools/call", "--tool-name", "get_pricing"], env));
+    expect(pricing.structuredContent.credit_usd).toBe(0.01);
   });
 });
