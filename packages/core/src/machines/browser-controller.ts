@@ -11,6 +11,8 @@ import { opFail, opOk } from "./provider.ts";
 export interface BrowserHost {
   /** DevTools port of the machine's Chromium */
   devtoolsPort(): number;
+  /** address the DevTools port is reached at (default 127.0.0.1; an isolated machine's veth address) */
+  devtoolsHost?(): string;
   /** starts Chromium when it is not running; true when it had to start it */
   ensureRunning(): Promise<boolean>;
   /** ends the Chromium process group */
@@ -173,7 +175,11 @@ export class ChromiumBrowser {
   private async connect(): Promise<CdpConnection> {
     await this.host.ensureRunning();
     this.sessions.clear();
-    const conn = await CdpConnection.connectToPort(this.host.devtoolsPort());
+    const conn = await CdpConnection.connectToPort(
+      this.host.devtoolsPort(),
+      5000,
+      this.host.devtoolsHost?.() ?? "127.0.0.1",
+    );
     conn.on((e) => {
       if (e.method === "Target.detachedFromTarget") {
         for (const [t, s] of this.sessions) if (s === e.params.sessionId) this.sessions.delete(t);

@@ -37,8 +37,8 @@ export class CdpConnection {
   }
 
   /** Connects to the browser endpoint of a Chromium started with --remote-debugging-port. */
-  static async connectToPort(port: number, timeoutMs = 5000): Promise<CdpConnection> {
-    const res = await fetch(`http://127.0.0.1:${port}/json/version`, { signal: AbortSignal.timeout(timeoutMs) });
+  static async connectToPort(port: number, timeoutMs = 5000, host = "127.0.0.1"): Promise<CdpConnection> {
+    const res = await fetch(`http://${host}:${port}/json/version`, { signal: AbortSignal.timeout(timeoutMs) });
     const info = (await res.json()) as { webSocketDebuggerUrl?: string };
     if (!info.webSocketDebuggerUrl) throw new Error("DevTools endpoint gave no webSocketDebuggerUrl");
     return CdpConnection.connect(info.webSocketDebuggerUrl, timeoutMs);

@@ -39,6 +39,9 @@ import {
 } from "./desktop-requirements.ts";
 import { type DevtoolsGuardState, guardDevtoolsPorts } from "./devtools-guard.ts";
 import { runFileOp } from "./file-ops.ts";
+import { type IsolationMode, type IsolationStatus, MachineIsolation } from "./isolation/machine-isolation.ts";
+import { mntnsPathOf } from "./isolation/mount.ts";
+import { netnsNameOf } from "./isolation/network.ts";
 import { LocalHomeFs } from "./local-fs.ts";
 import { isInside } from "./paths.ts";
 import { pngSize } from "./png.ts";
@@ -57,6 +60,7 @@ import {
   signalGroup,
   spawnDaemon,
   userEnv,
+  userSpawn,
   waitFor,
 } from "./process-utils.ts";
 import type {
@@ -144,6 +148,15 @@ export interface LocalDesktopProviderOptions {
   devtoolsGuard?: boolean;
   /** where the provider reports what weakens isolation (default console.warn) */
   onWarning?: (message: string) => void;
+  /**
+   * "namespaces" (default): each machine runs in its own network and mount namespace (isolation/,
+   * docs/security.md); a host that cannot build them fails the machine's start. "none": the opt-out.
+   */
+  isolation?: IsolationMode;
+  /** IPv4 pool of the machines' links (default 10.231.0.0/16) */
+  isolationPool?: string;
+  /** more paths machines must not see (the service's data directory, its repository...) */
+  hiddenPaths?: string[];
 }
 
 /** What readiness() answers: whether this host can run machines and desktops now. */
@@ -156,6 +169,8 @@ export interface ProviderReadiness {
   missing: MissingRequirement[];
   /** outcome of the most recent desktop start in this process (null before the first) */
   last_desktop_start: { ok: boolean; at: string; detail: string } | null;
+  /** how machines are isolated from the host and from each other (docs/security.md) */
+  isolation: IsolationStatus;
   detail: string;
 }
 
@@ -172,6 +187,8 @@ export const LocalDesktopHandle = MachineHandleBase.extend({
   vnc_port: z.number().int().nullable(),
   websocket_port: z.number().int().nullable(),
   processes: z.array(ProcRecord),
+  /** the machine's address on its veth while it runs isolated (isolation/); absent or null otherwise */
+  net_address: z.string().nullable().optional(),
 });
 export type LocalDesktopHandle = z.infer<typeof LocalDesktopHandle> & MachineHandle;
 
@@ -275,7 +292,15 @@ export class LocalDesktopProvider implements MachineProvider {
   private readonly rootDir: string;
   private readonly runtimeRoot: string;
   private readonly snapshotDir: string;
-  private readonly opts: Required<Omit<LocalDesktopProviderOptions, "rootDir" | "snapshotDir" | "name">>;
+  private readonly opts: Required<
+    Omit<
+      LocalDesktopProviderOptions,
+      "rootDir" | "snapshotDir" | "name" | "isolation" | "isolationPool" | "hiddenPaths"
+    >
+  >;
+  /** network/mount namespaces of the machines (isolation/machine-isolation.ts) */
+  readonly isolation: MachineIsolation;
+  private swept = false;
   private readonly runtimes = new Map<string, Runtime>();
   private readonly machineLocks = new Map<string, Mutex>();
   private readonly claimedDisplays = new Set<number>();
@@ -313,6 +338,16 @@ export class LocalDesktopProvider implements MachineProvider {
     if (!/^[a-z][a-z0-9]{0,10}$/.test(this.opts.userPrefix))
       throw new Error("LocalDesktopProvider: userPrefix must match ^[a-z][a-z0-9]{0,10}$");
     const [lo, hi] = this.opts.displayRange;
+    this.isolation = new MachineIsolation({
+      mode: options.isolation ?? "namespaces",
+      ...(options.isolationPool ? { pool: options.isolationPool } : {}),
+      hiddenPaths: [this.snapshotDir, ...(options.hiddenPaths ?? [])],
+      forwardedPorts: [
+        [this.opts.devtoolsPortBase + lo, this.opts.devtoolsPortBase + hi],
+        [this.opts.vncPortBase + lo, this.opts.vncPortBase + hi],
+        [this.opts.websocketPortBase + lo, this.opts.websocketPortBase + hi],
+      ],
+    });
     const overlaps = ephemeralPortOverlaps({
       DevTools: [this.opts.devtoolsPortBase + lo, this.opts.devtoolsPortBase + hi],
       VNC: [this.opts.vncPortBase + lo, this.opts.vncPortBase + hi],
@@ -366,18 +401,25 @@ export class LocalDesktopProvider implements MachineProvider {
     const machineMissing = missing.filter((m) => m.role === "machine");
     const desktopMissing = missing.filter((m) => ["machine", "desktop", "screenshot"].includes(m.role));
     const last = this.lastDesktopStart;
-    const machines_ready = root && machineMissing.length === 0;
+    const isolation = this.isolation.status();
+    const isolationMissing = isolation.mode === "namespaces" ? this.isolation.missingTools() : [];
+    const isolationOk = isolation.available !== false && isolationMissing.length === 0;
+    const machines_ready = root && machineMissing.length === 0 && isolationOk;
     const ready = machines_ready && desktopMissing.length === 0 && last?.ok !== false;
     const detail = !root
       ? "The service does not run as root: it cannot create the machines' users."
-      : desktopMissing.length > 0
-        ? missingMessage(desktopMissing)
-        : last?.ok === false
-          ? `The last desktop start failed: ${last.detail}`
-          : missing.length > 0
-            ? `Desktops can start; ${missing.map((m) => `${m.binary} (${m.package})`).join(", ")} missing for ${[...new Set(missing.map((m) => m.role))].join(", ")}.`
-            : "Desktops can start.";
-    return { ready, machines_ready, root, missing, last_desktop_start: last, detail };
+      : !isolationOk
+        ? isolationMissing.length > 0
+          ? `Machine isolation needs ${isolationMissing.join(", ")} (or MACHINE_ISOLATION=none).`
+          : isolation.detail
+        : desktopMissing.length > 0
+          ? missingMessage(desktopMissing)
+          : last?.ok === false
+            ? `The last desktop start failed: ${last.detail}`
+            : missing.length > 0
+              ? `Desktops can start; ${missing.map((m) => `${m.binary} (${m.package})`).join(", ")} missing for ${[...new Set(missing.map((m) => m.role))].join(", ")}.`
+              : "Desktops can start.";
+    return { ready, machines_ready, root, missing, last_desktop_start: last, isolation, detail };
   }
 
   private lockFor(machineId: string): Mutex {
@@ -409,7 +451,7 @@ export class LocalDesktopProvider implements MachineProvider {
     const h = this.parseHandle(handle);
     let rt = this.runtimes.get(h.machine_id);
     if (!rt) {
-      const user: UserIdentity = { name: h.user, uid: h.uid, gid: h.gid, home: h.home_dir };
+      const user: UserIdentity = { name: h.user, uid: h.uid, gid: h.gid, home: h.home_dir, jail: this.jailOf(h) };
       const created: Runtime = {
         handle: h,
         user,
@@ -424,6 +466,7 @@ export class LocalDesktopProvider implements MachineProvider {
               throw new MachineOpError("BROWSER_UNAVAILABLE", "The machine has no desktop running.");
             return created.handle.devtools_port;
           },
+          devtoolsHost: () => created.handle.net_address ?? "127.0.0.1",
           ensureRunning: () => created.browserStart.run(() => this.ensureChromium(created)),
           stopBrowser: () => this.stopChromium(created),
         }),
@@ -441,6 +484,26 @@ export class LocalDesktopProvider implements MachineProvider {
     const rt = this.runtime(handle);
     assertStatus(rt.handle, ["running"]);
     return rt;
+  }
+
+  /** The jail of a handle that runs isolated (the namespaces' paths derive from its user name). */
+  private jailOf(h: LocalDesktopHandle): UserIdentity["jail"] {
+    if (!h.net_address) return null;
+    return { netns: `/run/netns/${netnsNameOf(h.user)}`, mntns: mntnsPathOf(h.user), address: h.net_address };
+  }
+
+  /** Builds (or re-adopts) the machine's namespaces before its first process starts; fails closed. */
+  private async isolate(rt: Runtime): Promise<void> {
+    const jail = await this.isolation.enter(rt.user, [rt.handle.home_dir, rt.handle.runtime_dir], this.rootDir);
+    rt.user.jail = jail;
+    this.touch(rt, { net_address: jail?.address ?? null });
+  }
+
+  /** Removes the machine's namespaces once its processes are gone. */
+  private async unisolate(rt: Runtime): Promise<void> {
+    rt.user.jail = null;
+    this.touch(rt, { net_address: null });
+    await this.isolation.leave(rt.user.name);
   }
 
   private envFor(rt: Runtime): Record<string, string> {
@@ -693,6 +756,7 @@ export class LocalDesktopProvider implements MachineProvider {
       leftover = await reapUid(u.uid, 2000);
       // orphaned children (Chromium's renderers, crashpad) linger as zombies until init reaps them
       await waitFor(async () => (await processesOfUid(u.uid, true)).length === 0, 5000, 50);
+      await this.isolation.leave(name);
       await this.userAdminRun("userdel", [name]).catch(async (e) => {
         // a process that appeared between the reap and userdel: reap once more and retry
         await reapUid(u.uid, 500);
@@ -743,6 +807,7 @@ export class LocalDesktopProvider implements MachineProvider {
     // a stopped machine has no processes; leftovers (a provision interrupted by a crash) would
     // otherwise run a second desktop for the same user
     if ((await processesOfUid(rt.user.uid)).length > 0) await reapUid(rt.user.uid, 2000);
+    await this.isolate(rt);
     if (!h.desktop_enabled) return this.touch(rt, { status: "running", processes: [] });
     let display: number | null = null;
     const xvfbLogFrom = await this.logSize(path.join(h.runtime_dir, "xvfb.log"));
@@ -759,7 +824,7 @@ export class LocalDesktopProvider implements MachineProvider {
       if (!xvfb || display === null)
         throw new CoreError(
           "UPSTREAM_UNAVAILABLE",
-          `Xvfb did not start${await this.logTail(path.join(h.runtime_dir, "xvfb.log"), xvfbLogFrom)}.`,
+          `Xvfb (${this.bin("Xvfb")}, Debian package xvfb) did not start${await this.logTail(path.join(h.runtime_dir, "xvfb.log"), xvfbLogFrom)}. Check that program, or reinstall the desktop packages (scripts/install-desktop-deps.sh).`,
         );
       this.touch(rt, {
         display,
@@ -774,6 +839,7 @@ export class LocalDesktopProvider implements MachineProvider {
       return this.touch(rt, { status: "running", processes });
     } catch (e) {
       await this.stopProcesses(rt);
+      await this.unisolate(rt).catch(() => {});
       if (display !== null) {
         await this.cleanStaleX(display);
         this.claimedDisplays.delete(display);
@@ -828,7 +894,7 @@ export class LocalDesktopProvider implements MachineProvider {
           .toString("utf8")
           .split("\n")
           .map((l) => l.trim())
-          .filter(Boolean)
+          .filter((l, i, all) => l && l !== all[i - 1]) // a program retried prints the same line each time
           .slice(-6);
         const text = lines.join(" | ").slice(-900);
         return text ? `; its last output: ${text}` : "";
@@ -931,9 +997,9 @@ export class LocalDesktopProvider implements MachineProvider {
     );
   }
 
-  private async devtoolsReady(port: number): Promise<boolean> {
+  private async devtoolsReady(port: number, host = "127.0.0.1"): Promise<boolean> {
     try {
-      const r = await fetch(`http://127.0.0.1:${port}/json/version`, { signal: AbortSignal.timeout(1000) });
+      const r = await fetch(`http://${host}:${port}/json/version`, { signal: AbortSignal.timeout(1000) });
       return r.ok;
     } catch {
       return false;
@@ -971,7 +1037,8 @@ export class LocalDesktopProvider implements MachineProvider {
       throw new MachineOpError("BROWSER_UNAVAILABLE", "The machine has no desktop running.");
     const port = h.devtools_port;
     await this.devtoolsIsolation();
-    if (await this.devtoolsReady(port)) return false;
+    const host = h.net_address ?? "127.0.0.1";
+    if (await this.devtoolsReady(port, host)) return false;
     // a stale profile lock (after a kill or a snapshot restore) would make Chromium hand off and exit
     await run("/bin/sh", ["-c", 'rm -f -- "$1"/Singleton*', "sh", path.join(h.home_dir, CHROMIUM_PROFILE)], {
       user: rt.user,
@@ -991,7 +1058,11 @@ export class LocalDesktopProvider implements MachineProvider {
     child.once("exit", () => {
       exited = true;
     });
-    const ok = await waitFor(async () => exited || (await this.devtoolsReady(port)), this.opts.startTimeoutMs, 50);
+    const ok = await waitFor(
+      async () => exited || (await this.devtoolsReady(port, host)),
+      this.opts.startTimeoutMs,
+      50,
+    );
     if (!ok || exited) {
       signalGroup(pid, "SIGKILL");
       throw new MachineOpError(
@@ -1053,6 +1124,7 @@ export class LocalDesktopProvider implements MachineProvider {
   private async stopInner(rt: Runtime): Promise<LocalDesktopHandle> {
     const display = rt.handle.display;
     await this.stopProcesses(rt);
+    await this.unisolate(rt);
     if (display !== null) {
       await this.cleanStaleX(display);
       this.claimedDisplays.delete(display);
@@ -1068,6 +1140,11 @@ export class LocalDesktopProvider implements MachineProvider {
   }
 
   async reconcile(handles: MachineHandle[]): Promise<ReconcileResult[]> {
+    if (!this.swept) {
+      // namespaces, veths and slots left by machines whose users are gone (a crash mid-terminate)
+      this.swept = true;
+      await this.isolation.sweep().catch((e) => this.opts.onWarning(`machines: isolation sweep failed: ${e}`));
+    }
     const out: ReconcileResult[] = [];
     for (const raw of handles) {
       const h = this.parseHandle(raw);
@@ -1092,15 +1169,27 @@ export class LocalDesktopProvider implements MachineProvider {
     }
     const rt = this.runtime(h);
     rt.handle = h;
+    rt.user.jail = this.jailOf(h);
     if (h.status === "stopped") {
       const leftovers = await processesOfUid(h.uid);
       if (leftovers.length > 0) await reapUid(h.uid, 2000);
+      await this.isolation.leave(h.user);
       return {
         machine_id: h.machine_id,
         status: "stopped",
         handle: { ...rt.handle },
         changed: false,
         detail: leftovers.length > 0 ? `reaped ${leftovers.length} stray processes` : "stopped",
+      };
+    }
+    if (this.isolation.mode === "namespaces" && !(h.net_address && (await this.isolation.exists(h.user)))) {
+      const stopped = await this.stopInner(rt);
+      return {
+        machine_id: h.machine_id,
+        status: "stopped",
+        handle: stopped,
+        changed: true,
+        detail: "it was running without its namespaces (gone, or started before isolation); stopped",
       };
     }
     if (!h.desktop_enabled) {
@@ -1293,9 +1382,9 @@ export class LocalDesktopProvider implements MachineProvider {
   /** Runs tar as the machine's user, streaming the archive to/from a file only the service can read. */
   private tarAs(rt: Runtime, args: string[], io: { out?: string; in?: string }): Promise<void> {
     return new Promise((resolve, reject) => {
-      const child = spawn("tar", args, {
-        uid: rt.user.uid,
-        gid: rt.user.gid,
+      const how = userSpawn(rt.user, "tar", args, rt.user.home);
+      const child = spawn(how.command, how.args, {
+        ...how.ids,
         cwd: rt.user.home,
         env: userEnv(rt.user, { LC_ALL: "C" }) as NodeJS.ProcessEnv,
         detached: true,
@@ -1419,12 +1508,13 @@ export class LocalDesktopProvider implements MachineProvider {
           ],
           { env, logFile: path.join(h.runtime_dir, "x11vnc.log") },
         );
-        if (!(await waitFor(() => portOpen(vncPort), this.opts.startTimeoutMs, 50))) {
+        if (!(await waitFor(() => portOpen(vncPort, h.net_address ?? "127.0.0.1"), this.opts.startTimeoutMs, 50))) {
           throw new CoreError("UPSTREAM_UNAVAILABLE", "The VNC server did not start.");
         }
       }
       if (!procs.some((p) => this.roleOf(p, rt) === "websockify")) {
-        const listen = this.opts.websocketListenHost;
+        // isolated: websockify listens on the machine's loopback; the host forwards to it (below)
+        const listen = h.net_address ? "127.0.0.1" : this.opts.websocketListenHost;
         spawnDaemon(
           rt.user,
           this.bin("websockify"),
@@ -1436,12 +1526,24 @@ export class LocalDesktopProvider implements MachineProvider {
         );
         if (
           !(await waitFor(
-            () => portOpen(wsPort, listen === "0.0.0.0" ? "127.0.0.1" : listen),
+            () => portOpen(wsPort, h.net_address ?? (listen === "0.0.0.0" ? "127.0.0.1" : listen)),
             this.opts.startTimeoutMs,
             50,
           ))
         ) {
           throw new CoreError("UPSTREAM_UNAVAILABLE", "websockify did not start.");
+        }
+      }
+      if (h.net_address) {
+        const fw = this.isolation.forwarders;
+        try {
+          await fw.ensure(rt.user.name, "127.0.0.1", vncPort, h.net_address, vncPort);
+          await fw.ensure(rt.user.name, this.opts.websocketListenHost, wsPort, h.net_address, wsPort);
+        } catch (e) {
+          throw new CoreError(
+            "UPSTREAM_UNAVAILABLE",
+            `The VNC ports of this machine are taken on the host: ${e instanceof Error ? e.message : String(e)}`,
+          );
         }
       }
       this.touch(rt, { processes: await this.recordProcesses(rt) });
@@ -1468,6 +1570,7 @@ export class LocalDesktopProvider implements MachineProvider {
 
   /** Drops connections and terminal shells; desktops keep running and are re-adopted by reconcile. */
   async close(): Promise<void> {
+    this.isolation.forwarders.closeAll();
     for (const rt of this.runtimes.values()) {
       rt.terminals.closeAll();
       rt.xdo.kill();

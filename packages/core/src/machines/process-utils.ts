@@ -5,12 +5,29 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { closeSync, openSync } from "node:fs";
 import { readdir, readFile } from "node:fs/promises";
 import net from "node:net";
+import { type Jail, jailedCommand } from "./isolation/jail.ts";
 
 export interface UserIdentity {
   name: string;
   uid: number;
   gid: number;
   home: string;
+  /** set while the machine runs isolated: its processes start inside these namespaces (isolation/) */
+  jail?: Jail | null;
+}
+
+/**
+ * How to spawn `command` as the user: with uid/gid options, or (when the user is jailed) as root through
+ * nsenter, which enters the machine's namespaces and drops to the user's ids itself.
+ */
+export function userSpawn(
+  user: UserIdentity,
+  command: string,
+  args: string[],
+  cwd: string,
+): { command: string; args: string[]; ids: { uid?: number; gid?: number } } {
+  if (user.jail) return { ...jailedCommand(user.jail, user, cwd, command, args), ids: {} };
+  return { command, args, ids: { uid: user.uid, gid: user.gid } };
 }
 
 export const SYSTEM_PATH = "/usr/local/bin:/usr/bin:/bin";
@@ -48,9 +65,9 @@ export function spawnDaemon(
 ): { child: ChildProcess; pid: number } {
   const fd = openSync(options.logFile, "a", 0o600);
   try {
-    const child = spawn(command, args, {
-      uid: user.uid,
-      gid: user.gid,
+    const how = userSpawn(user, command, args, user.home);
+    const child = spawn(how.command, how.args, {
+      ...how.ids,
       cwd: user.home,
       env: options.env as NodeJS.ProcessEnv,
       detached: true,
@@ -99,9 +116,11 @@ export interface RunOptions {
 export function run(command: string, args: string[], options: RunOptions = {}): Promise<RunResult> {
   return new Promise((resolve, reject) => {
     const maxStdout = options.maxStdout ?? 64 * 1024 * 1024;
-    const child = spawn(command, args, {
-      ...(options.user ? { uid: options.user.uid, gid: options.user.gid } : {}),
-      cwd: options.cwd ?? options.user?.home ?? "/",
+    const cwd = options.cwd ?? options.user?.home ?? "/";
+    const how = options.user ? userSpawn(options.user, command, args, cwd) : { command, args, ids: {} };
+    const child = spawn(how.command, how.args, {
+      ...how.ids,
+      cwd,
       env: (options.env ??
         (options.user
           ? userEnv(options.user, { LC_ALL: "C" })

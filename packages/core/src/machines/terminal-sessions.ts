@@ -8,7 +8,7 @@ import { StringDecoder } from "node:string_decoder";
 import type { TerminalInput } from "./commands.ts";
 import { DEFAULT_TIMEOUT_MS, TERMINAL_OUTPUT_LIMIT } from "./commands.ts";
 import type { UserIdentity } from "./process-utils.ts";
-import { signalGroup } from "./process-utils.ts";
+import { signalGroup, userSpawn } from "./process-utils.ts";
 import type { OpResult } from "./provider.ts";
 import { opFail, opOk } from "./provider.ts";
 
@@ -39,9 +39,9 @@ class Shell {
   exited = false;
 
   constructor(user: UserIdentity, env: Record<string, string>) {
-    this.proc = spawn("/bin/bash", ["--noprofile", "--norc"], {
-      uid: user.uid,
-      gid: user.gid,
+    const how = userSpawn(user, "/bin/bash", ["--noprofile", "--norc"], user.home);
+    this.proc = spawn(how.command, how.args, {
+      ...how.ids,
       cwd: user.home,
       env: { ...env, TERM: "dumb", HISTFILE: "/dev/null", PS1: "", PS2: "" } as unknown as NodeJS.ProcessEnv,
       detached: true,

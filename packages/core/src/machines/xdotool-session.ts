@@ -10,7 +10,7 @@ import type { Readable, Writable } from "node:stream";
 import type { InputAction } from "./commands.ts";
 import { toKeysym } from "./keys.ts";
 import type { UserIdentity } from "./process-utils.ts";
-import { signalGroup } from "./process-utils.ts";
+import { signalGroup, userSpawn } from "./process-utils.ts";
 import { MachineOpError } from "./provider.ts";
 
 export const SCRIPT_SAFE_TOKEN = /^[A-Za-z0-9_.+-]{1,64}$/;
@@ -36,9 +36,9 @@ export class XdotoolSession {
   }
 
   private start(): ChildProcess {
-    const proc = spawn("xdotool", ["-"], {
-      uid: this.user.uid,
-      gid: this.user.gid,
+    const how = userSpawn(this.user, "xdotool", ["-"], this.user.home);
+    const proc = spawn(how.command, how.args, {
+      ...how.ids,
       cwd: this.user.home,
       env: this.env() as NodeJS.ProcessEnv,
       detached: true,

@@ -1,0 +1,165 @@
+// One mount namespace per machine (docs/security.md "Desktop isolation"): the machine's processes see
+// the host's programs and libraries, but not the service's files, other machines' homes, the host's
+// sockets under /run (PostgreSQL's and Redis's unix sockets, D-Bus) or other users' processes:
+//
+//   /run                     a fresh empty tmpfs (the host's mounts below it are detached first, so
+//                            the namespace holds no reference to another machine's namespaces)
+//   hidden paths             an empty read-only tmpfs each: the machines' root directory, the service's
+//                            data directory and repository, /root, /home, /srv, /mnt, /media, /var/log...
+//   the machine's home and   bind-mounted back at their usual paths (the service and the machine use
+//   runtime directory        the same paths)
+//   /proc                    a new proc with hidepid=invisible: a machine's user sees its own processes
+//
+// The namespace is kept by bind-mounting it on /run/cua-isolation/mnt/<cuan-hex> (that directory is a
+// private mount, as `unshare --mount=<file>` needs); processes enter it with nsenter (jail.ts).
+
+import { existsSync } from "node:fs";
+import { mkdir, readFile, unlink, writeFile } from "node:fs/promises";
+import path from "node:path";
+import { isInside } from "../paths.ts";
+import { run } from "../process-utils.ts";
+import { ISOLATION_RUN_DIR, netnsNameOf } from "./network.ts";
+
+export const MNT_DIR = path.join(ISOLATION_RUN_DIR, "mnt");
+
+/** Paths every machine has hidden, besides the provider's root directory and the configured ones. */
+export const DEFAULT_HIDDEN_PATHS = [
+  "/root",
+  "/home",
+  "/srv",
+  "/mnt",
+  "/media",
+  "/var/log",
+  "/var/backups",
+  "/var/mail",
+  "/var/spool",
+] as const;
+
+/** Hiding one of these (or an ancestor) would break the desktop's programs. */
+const ESSENTIAL = [
+  "/usr",
+  "/bin",
+  "/sbin",
+  "/lib",
+  "/lib32",
+  "/lib64",
+  "/libx32",
+  "/etc",
+  "/tmp/.X11-unix",
+  "/dev",
+  "/proc",
+  "/sys",
+  "/var/lib/xkb",
+  "/var/tmp",
+];
+const PSEUDO = ["/dev", "/proc", "/sys", "/run"];
+
+/** Why a path cannot be hidden from machines, or null when it can. */
+export function hiddenPathProblem(p: string): string | null {
+  if (!path.isAbsolute(p)) return `${p} is not an absolute path`;
+  const n = path.resolve(p);
+  const needed = ESSENTIAL.find((e) => isInside(n, e));
+  if (needed) return `${needed} is needed by the desktop's programs`;
+  if (PSEUDO.some((e) => isInside(e, n))) return `${n} is on a pseudo file system`;
+  return null;
+}
+
+/** The smallest set covering `paths` (a path inside another one is dropped), only existing ones. */
+export function coverSet(paths: string[]): string[] {
+  const uniq = [...new Set(paths.map((p) => path.resolve(p)))].sort((a, b) => a.length - b.length);
+  const out: string[] = [];
+  for (const p of uniq) if (!out.some((o) => isInside(o, p)) && existsSync(p)) out.push(p);
+  return out;
+}
+
+function shq(s: string): string {
+  return `'${s.replace(/'/g, `'\\''`)}'`;
+}
+
+async function isMountPoint(p: string): Promise<boolean> {
+  const info = await readFile("/proc/self/mountinfo", "utf8");
+  return info.split("\n").some((l) => l.split(" ")[4] === p);
+}
+
+async function must(cmd: string, args: string[]): Promise<void> {
+  const r = await run(cmd, args, { timeoutMs: 20_000 });
+  if (r.code !== 0) throw new Error(`${cmd} ${args.join(" ")}: ${r.stderr.trim() || `exit ${r.code}`}`);
+}
+
+/** /run/cua-isolation/mnt as a private mount of itself (once per boot; idempotent). */
+export async function prepareMountDir(): Promise<void> {
+  await mkdir(MNT_DIR, { recursive: true, mode: 0o700 });
+  if (!(await isMountPoint(MNT_DIR))) await must("mount", ["--bind", MNT_DIR, MNT_DIR]);
+  await must("mount", ["--make-private", MNT_DIR]);
+}
+
+export function mntnsPathOf(userName: string): string {
+  return path.join(MNT_DIR, netnsNameOf(userName));
+}
+
+/** The shell script run inside the new mount namespace (exported for tests of its shape). */
+export function mountScript(hidden: string[], keep: string[]): string {
+  const cover = coverSet(hidden);
+  const kept = keep.map((k) => path.resolve(k)).filter((k) => cover.some((c) => isInside(c, k)));
+  const lines = [
+    "set -e",
+    // detach the host's mounts under /run (deepest first), then a fresh /run
+    `for m in $(awk '$5 ~ "^/run(/|$)" {print $5}' /proc/self/mountinfo | sort -r); do umount -l "$m" 2>/dev/null || true; done`,
+    "mount -t tmpfs -o mode=0755,size=1m,nosuid,nodev cua-run /run",
+  ];
+  kept.forEach((k, i) => {
+    lines.push(`mkdir -p /run/.keep/${i}`, `mount --bind ${shq(k)} /run/.keep/${i}`);
+  });
+  for (const c of cover) lines.push(`mount -t tmpfs -o mode=0755,size=256k,nosuid,nodev cua-hidden ${shq(c)}`);
+  kept.forEach((k, i) => {
+    lines.push(`mkdir -p ${shq(k)}`, `mount --move /run/.keep/${i} ${shq(k)}`);
+  });
+  if (kept.length) lines.push("rmdir /run/.keep/* /run/.keep");
+  for (const c of cover) lines.push(`mount -o remount,ro,nosuid,nodev ${shq(c)}`);
+  lines.push("mount -o remount,ro,nosuid,nodev /run");
+  lines.push("mount -t proc -o nosuid,nodev,noexec,hidepid=invisible proc /proc");
+  return lines.join("\n");
+}
+
+/**
+ * Creates the machine's mount namespace, or re-adopts an existing one. `keep` (home, runtime directory)
+ * stays visible even when it lies inside a hidden path.
+ */
+export async function setupMountNs(userName: string, hidden: string[], keep: string[]): Promise<string> {
+  const file = mntnsPathOf(userName);
+  if (await isMountPoint(file)) return file;
+  await unlink(file).catch(() => {});
+  await writeFile(file, "", { mode: 0o600 });
+  const r = await run(
+    "unshare",
+    [`--mount=${file}`, "--propagation", "private", "--", "/bin/sh", "-c", mountScript(hidden, keep)],
+    { timeoutMs: 20_000 },
+  );
+  if (r.code !== 0) {
+    await teardownMountNs(userName);
+    throw new Error(`the machine's mount namespace: ${r.stderr.trim() || `exit ${r.code}`}`);
+  }
+  return file;
+}
+
+export async function teardownMountNs(userName: string): Promise<void> {
+  const file = mntnsPathOf(userName);
+  if (await isMountPoint(file)) await run("umount", [file], { timeoutMs: 15_000 });
+  if (existsSync(file) && !(await isMountPoint(file))) await unlink(file).catch(() => {});
+}
+
+/** Removes kept mount namespaces of users that no longer exist (hex of live users as in sweepNetworks). */
+export async function sweepMountNs(liveHex: Set<string>): Promise<void> {
+  const info = await readFile("/proc/self/mountinfo", "utf8");
+  const files = new Set<string>();
+  for (const l of info.split("\n")) {
+    const mp = l.split(" ")[4];
+    if (mp && path.dirname(mp) === MNT_DIR) files.add(mp);
+  }
+  for (const f of files) {
+    const hex = path.basename(f).replace(/^cuan-/, "");
+    if (liveHex.has(hex)) continue;
+    await run("umount", [f], { timeoutMs: 15_000 });
+    await unlink(f).catch(() => {});
+  }
+}
