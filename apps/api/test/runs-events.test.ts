@@ -1,6 +1,7 @@
 // GET /v1/runs/{id}/events (SPEC.md "Events" 1; DECISIONS.md "Runs"): persisted frames with a monotonic
 // seq per run, ordered replay after Last-Event-ID or ?after=, `: ping` heartbeats, durable terminal
-// frames, and the stream closing after the terminal frame, through the real server.
+// frames, and (DECISIONS.md "Compatibility amendments") a final id-less `done` frame {status, run_id} after the
+// terminal frame, then the close, through the real server.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { call, envelope, startTestServer, type TestServer } from "./helpers.ts";
 import { createRun, readSse, type SseFrame, testMachine, waitRun } from "./runs-helpers.ts";
@@ -16,8 +17,14 @@ beforeAll(async () => {
 });
 afterAll(() => s.stop());
 
-const stream = (id: string, opts: Parameters<typeof readSse>[2] = {}, query = "", server = s) =>
-  readSse(`${server.url}/v1/runs/${id}/events${query}`, acct.test_key, opts);
+/** The stream split into its persisted frames (with ids) and the final `done` frames (no id). */
+const stream = async (id: string, opts: Parameters<typeof readSse>[2] = {}, query = "", server = s) => {
+  const r = await readSse(`${server.url}/v1/runs/${id}/events${query}`, acct.test_key, opts);
+  const done = r.frames.filter((f) => f.event === "done");
+  for (const d of done) expect(d).toEqual({ id: null, event: "done", data: { status: expect.any(String), run_id: id } });
+  if (done.length > 0) expect(r.frames.at(-1)!.event).toBe("done"); // done is the very last frame
+  return { ...r, frames: r.frames.filter((f) => f.event !== "done"), done };
+};
 
 function expectContiguous(frames: SseFrame[], from = 1) {
   expect(frames.map((f) => f.id)).toEqual(frames.map((_, i) => from + i));
@@ -44,9 +51,17 @@ describe("the live stream", () => {
     expect(r.frames.at(-1)!.data).toEqual({
       run_id: id,
       status: "succeeded",
-      result: { reasoning: "Sandbox: done.", steps: 4 },
+      result: {
+        passed: true,
+        status: "succeeded",
+        summary: "Sandbox: done.",
+        verdict: "pass",
+        reasoning: "Sandbox: done.",
+        steps: 4,
+      },
       error: null,
     });
+    expect(r.done).toEqual([{ id: null, event: "done", data: { status: "succeeded", run_id: id } }]);
     expect(r.frames[2]!.data).toMatchObject({
       run_id: id,
       step: 1,
@@ -79,7 +94,10 @@ describe("the live stream", () => {
     const names = r.frames.map((f) => `${f.event}:${f.data.status ?? f.data.step ?? f.data.reason}`);
     expect(names).toContain("awaiting_human:human_requested");
     expect(r.frames.find((f) => f.event === "status" && f.data.note === "ok")).toBeDefined();
+    // DECISIONS.md "Compatibility amendments": `resumed` with the note after a resume
+    expect(r.frames.find((f) => f.event === "resumed")?.data).toEqual({ run_id: id, note: "ok" });
     expect(r.frames.at(-1)!.event).toBe("terminal");
+    expect(r.done).toHaveLength(1);
   });
 });
 
@@ -92,7 +110,7 @@ describe("replay", () => {
     all = (await stream(id)).frames;
   });
 
-  it("after the end: the whole replay, then the close", () => {
+  it("after the end: the whole replay, then done, then the close", () => {
     expect(all).toHaveLength(10);
     expectContiguous(all);
     expect(all.at(-1)!.event).toBe("terminal");
@@ -108,11 +126,12 @@ describe("replay", () => {
     expect(c.frames).toEqual(all);
   });
 
-  it("a cursor at or past the terminal frame gets no frames and an immediate close", async () => {
+  it("a cursor at or past the terminal frame (reconnecting after done) gets no frames and an immediate close", async () => {
     const t0 = Date.now();
     const r = await stream(id, {}, "?after=10");
     expect(r.closed).toBe(true);
     expect(r.frames).toEqual([]);
+    expect(r.done).toEqual([]);
     expect(Date.now() - t0).toBeLessThan(2000);
     expect((await stream(id, { headers: { "Last-Event-ID": "99" } })).frames).toEqual([]);
   });

@@ -34,6 +34,7 @@ describe("create, get, list", () => {
     expect(r.status).toBe(201);
     expect(r.headers.get("x-service-test-mode")).toBe("true");
     expect(r.body).toMatchObject({
+      object: "agent.run",
       status: "queued",
       machine_id: machine,
       task: "type 'hello' then press enter #steps=3",
@@ -45,10 +46,17 @@ describe("create, get, list", () => {
       webhook_url: null,
       webhook_secret: null,
       step_count: 0,
+      steps_completed: 0,
       awaiting_human_reason: null,
+      awaiting_human_since: null,
       result: null,
       error: null,
       usage: { credits_charged: 0, cost_cents: 0 },
+      credits_charged: 0,
+      cost_cents: 0,
+      metadata: {},
+      instructions: null,
+      request_id: r.headers.get("x-service-request-id"),
       started_at: null,
       finished_at: null,
       callbacks: [],
@@ -59,9 +67,11 @@ describe("create, get, list", () => {
     expect(done).toMatchObject({
       status: "succeeded",
       step_count: 3,
+      steps_completed: 3,
       iteration_count: 3,
       error: null,
-      result: { steps: 3 },
+      // DECISIONS.md "Compatibility amendments": result {passed, status, summary, verdict?} plus own fields
+      result: { passed: true, status: "succeeded", summary: "Sandbox: done.", verdict: "pass", steps: 3 },
     });
     expect(done.started_at).not.toBeNull();
     expect(done.finished_at).not.toBeNull();
@@ -165,7 +175,7 @@ describe("create, get, list", () => {
     );
     expect(await s.app.deps.db.run.count({ where: { task: "#human", webhookUrl: { not: null } } })).toBe(1);
     expect((await getRun(s, acct.test_key, r.body.id)).body.webhook_secret).toBeNull();
-    const listed = (await call(s.url, "GET", "/v1/runs?limit=200", { key: acct.test_key })).body.runs.find(
+    const listed = (await call(s.url, "GET", "/v1/runs?limit=200", { key: acct.test_key })).body.data.find(
       (x: any) => x.id === r.body.id,
     );
     expect(listed.webhook_secret).toBeNull();
@@ -191,14 +201,16 @@ describe("create, get, list", () => {
 
   it("GET /v1/runs: newest first, status filter, limit 1..200, cursor pagination, scoped to account and mode", async () => {
     const mine = (await call(s.url, "GET", "/v1/runs?limit=200", { key: acct.test_key })).body;
-    expect(mine.runs.length).toBeGreaterThan(2);
-    expect(mine).toMatchObject({ next_cursor: null, has_more: false });
-    const created = mine.runs.map((r: any) => Date.parse(r.created_at));
+    expect(mine.data.length).toBeGreaterThan(2);
+    // DECISIONS.md "Compatibility amendments": the list shape
+    expect(mine).toMatchObject({ object: "list", next_cursor: null, has_more: false, request_id: expect.any(String) });
+    expect(mine.runs).toBeUndefined();
+    const created = mine.data.map((r: any) => Date.parse(r.created_at));
     expect([...created].sort((a, b) => b - a)).toEqual(created);
-    expect((await call(s.url, "GET", "/v1/runs", { key: other.test_key })).body.runs).toEqual([]);
-    expect((await call(s.url, "GET", "/v1/runs", { key: acct.live_key })).body.runs).toEqual([]);
+    expect((await call(s.url, "GET", "/v1/runs", { key: other.test_key })).body.data).toEqual([]);
+    expect((await call(s.url, "GET", "/v1/runs", { key: acct.live_key })).body.data).toEqual([]);
 
-    const ok = (await call(s.url, "GET", "/v1/runs?status=succeeded&limit=200", { key: acct.test_key })).body.runs;
+    const ok = (await call(s.url, "GET", "/v1/runs?status=succeeded&limit=200", { key: acct.test_key })).body.data;
     expect(ok.length).toBeGreaterThan(0);
     expect(ok.every((r: any) => r.status === "succeeded")).toBe(true);
 
@@ -207,17 +219,24 @@ describe("create, get, list", () => {
     do {
       const q: string = `/v1/runs?limit=2${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`;
       const page: any = (await call(s.url, "GET", q, { key: acct.test_key })).body;
-      expect(page.runs.length).toBeLessThanOrEqual(2);
-      seen.push(...page.runs.map((r: any) => r.id));
+      expect(page.data.length).toBeLessThanOrEqual(2);
+      seen.push(...page.data.map((r: any) => r.id));
       expect(page.has_more).toBe(page.next_cursor !== null);
       cursor = page.next_cursor;
     } while (cursor);
-    expect(seen).toEqual(mine.runs.map((r: any) => r.id));
+    expect(seen).toEqual(mine.data.map((r: any) => r.id));
 
-    for (const q of ["limit=0", "limit=201", "limit=abc", "limit=1.5", "limit=-1"])
-      envelope(await call(s.url, "GET", `/v1/runs?${q}`, { key: acct.test_key }), 400, "INVALID_LIMIT");
-    for (const q of ["status=done", "status=RUNNING", "status=queued,running"])
-      envelope(await call(s.url, "GET", `/v1/runs?${q}`, { key: acct.test_key }), 400, "INVALID_STATUS_FILTER");
+    // the default page is 20 (DECISIONS.md "Compatibility amendments": lists)
+    if (mine.data.length > 20)
+      expect((await call(s.url, "GET", "/v1/runs", { key: acct.test_key })).body.data).toHaveLength(20);
+    for (const q of ["limit=0", "limit=201", "limit=abc", "limit=1.5", "limit=-1"]) {
+      const e = envelope(await call(s.url, "GET", `/v1/runs?${q}`, { key: acct.test_key }), 400, "INVALID_LIMIT");
+      expect(e).toMatchObject({ actual: q.slice(6), min: 1, max: 200 });
+    }
+    for (const q of ["status=done", "status=RUNNING", "status=queued,running"]) {
+      const e = envelope(await call(s.url, "GET", `/v1/runs?${q}`, { key: acct.test_key }), 400, "INVALID_STATUS_FILTER");
+      expect(e.valid_options).toEqual(["queued", "running", "awaiting_human", "succeeded", "failed", "cancelled", "timed_out"]);
+    }
     envelope(await call(s.url, "GET", "/v1/runs?cursor=zzz", { key: acct.test_key }), 400, "INVALID_CURSOR");
     expect((await call(s.url, "GET", "/v1/runs?limit=200&status=queued", { key: acct.test_key })).status).toBe(200);
   });
@@ -250,7 +269,11 @@ describe("transitions (SPEC States and transitions / Run)", () => {
   it("#fail: the last step answers fail; the run fails with TASK_FAILED; terminal states are immutable", async () => {
     const id = (await run({ task: "open the report #steps=2 #fail" })).body.id;
     const r = await waitRun(s, acct.test_key, id, ["failed", "succeeded"]);
-    expect(r).toMatchObject({ status: "failed", step_count: 2, result: null });
+    expect(r).toMatchObject({
+      status: "failed",
+      step_count: 2,
+      result: { passed: false, status: "failed", summary: r.error.message, verdict: "fail" },
+    });
     expect(r.error.code).toBe("TASK_FAILED");
     const c = envelope(await post(`/v1/runs/${id}/cancel`), 409, "INVALID_STATE");
     expect(c.current_state).toBe("failed");
