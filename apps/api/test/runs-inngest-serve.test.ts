@@ -2,7 +2,8 @@
 // the API serves the run functions at /api/inngest through the SDK's Fastify adapter for a real Inngest
 // server, and does not start the embedded executor. (No Inngest server runs here: these tests check the
 // served endpoint and that requests without a valid signature are refused.)
-import { canonicalJson, signBody } from "@cua/inngest/executor/signing";
+import { canonicalJson, signBody } from "@cua/executor/signing";
+import { runStarted } from "@cua/inngest/events";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { startTestServer, type TestServer } from "./helpers.ts";
 import { createRun, testMachine } from "./runs-helpers.ts";
@@ -65,7 +66,7 @@ it("refuses calls without a valid signature", async () => {
     method: "POST",
     headers: { "content-type": "application/json", "x-inngest-signature": "t=1&s=00" },
     body: JSON.stringify({
-      event: { name: "run/started", data: { run_id: "x" } },
+      event: { name: runStarted.name, data: { run_id: "x" } },
       events: [],
       steps: {},
       ctx: { run_id: "r", attempt: 0 },

@@ -23,7 +23,7 @@ import type { RunsDeps } from "@cua/core/runs/ports";
 import { runDeadline, startRun } from "@cua/core/runs/start-run";
 import { sweepRuns } from "@cua/core/runs/sweep-runs";
 import { type Inngest, NonRetriableError } from "inngest";
-import { runCallback, runCancelled, runFinished, runResumed, runStarted } from "../client.ts";
+import { runCallback, runCancelled, runFinished, runResumed, runStarted } from "../events.ts";
 
 export const RUN_TASK_ID = "run-task";
 export const RUN_DEADLINE_ID = "run-deadline";
@@ -69,7 +69,7 @@ export function createRunFunctions(client: Inngest.Any, deps: RunsDeps) {
         // a step's retries ran out: the run fails with the step's last error
         out = await step.run("fail", () => failRunAfterError(deps, runId, e instanceof Error ? e.message : String(e)));
       }
-      await step.sendEvent("finished", { name: "run/finished", data: { run_id: runId }, id: `run-finished-${runId}` });
+      await step.sendEvent("finished", runFinished.create({ run_id: runId }, { id: `run-finished-${runId}` }));
       return out;
     },
   );

@@ -5,11 +5,11 @@
 // - otherwise, the default: the embedded executor runs the very same function objects in this process,
 //   with its state in the service's database; several API processes share the work.
 
-import type { RunJobs } from "@cua/core/runs/ports";
+import { createExecutor, type Executor } from "@cua/executor";
+import { createPrismaStore } from "@cua/executor/prisma-store";
 import { createInngestClient } from "@cua/inngest/client";
-import { createExecutor, type Executor } from "@cua/inngest/executor/executor";
-import { createPrismaStore } from "@cua/inngest/executor/prisma-store";
 import { createRunFunctions } from "@cua/inngest/functions/runs";
+import { InngestRunJobs } from "@cua/inngest/run-jobs";
 import type { FastifyInstance } from "fastify";
 import type { Inngest } from "inngest";
 import { serve } from "inngest/fastify";
@@ -31,30 +31,8 @@ function sdkLogger(deps: AppDeps) {
   };
 }
 
-interface EventSender {
-  send(e: { name: string; data: Record<string, unknown>; id: string }): Promise<unknown>;
-}
-
-/** RunJobs over whichever event sender is configured (bound once the runtime exists). */
-export class InngestRunJobs implements RunJobs {
-  sender: EventSender | null = null;
-  private async send(name: string, data: Record<string, unknown>, id: string): Promise<void> {
-    if (!this.sender) throw new Error("the durable executor is not started");
-    await this.sender.send({ name, data, id });
-  }
-  started(runId: string) {
-    return this.send("run/started", { run_id: runId }, `run-started-${runId}`);
-  }
-  resumed(runId: string, resumeCount: number, note: string | null) {
-    return this.send("run/resumed", { run_id: runId, note }, `run-resumed-${runId}-${resumeCount}`);
-  }
-  cancelled(runId: string) {
-    return this.send("run/cancelled", { run_id: runId }, `run-cancelled-${runId}`);
-  }
-  callback(deliveryId: string) {
-    return this.send("run/callback", { delivery_id: deliveryId }, `run-callback-${deliveryId}`);
-  }
-}
+/** RunJobs as typed events (inngest/src/events.ts), sent to whichever sink startDurableRuntime binds. */
+export { InngestRunJobs };
 
 export interface DurableRuntime {
   mode: "embedded" | "inngest";
@@ -80,7 +58,7 @@ export async function startDurableRuntime(app: FastifyInstance, deps: AppDeps): 
   const jobs = deps.runJobs as InngestRunJobs;
   if (external) {
     app.route({ method: ["GET", "POST", "PUT"], url: INNGEST_PATH, handler: serve({ client, functions }) });
-    jobs.sender = { send: (e) => client.send(e) };
+    jobs.sink = { send: (events) => client.send(events) };
     return { mode: "inngest", client, executor: null, health: async () => ({ ok: true }), stop: async () => {} };
   }
   const log = deps.logger;
@@ -94,7 +72,7 @@ export async function startDurableRuntime(app: FastifyInstance, deps: AppDeps): 
     logger: { debug: log.debug, info: log.info, warn: log.warn, error: log.error },
   });
   await executor.start();
-  jobs.sender = { send: (e) => executor.send(e) };
+  jobs.sink = { send: (events) => executor.send(events) };
   return {
     mode: "embedded",
     client,

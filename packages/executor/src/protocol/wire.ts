@@ -1,6 +1,6 @@
 // The executor side of the SDK protocol (docs/SDK_SPEC.md in inngest/inngest), as JS SDK 4.24
 // speaks it: the Call Request body we POST, and what the SDK's answer means.
-import type { EventPayload, SerializedError, StepRecord } from "./store.ts";
+import type { EventPayload, SerializedError, StepRecord } from "../store/store.ts";
 
 /** Op codes this executor understands in a 206 response. Anything else fails the run loudly. */
 export const SUPPORTED_OPS = [

@@ -1,6 +1,6 @@
 import { describe, expect, test } from "vitest";
-import { DurationError, isIsoDate, parseDuration, parseRetryAfter, resolveInstant } from "../src/executor/duration.ts";
-import { canonicalJson, signBody } from "../src/executor/signing.ts";
+import { canonicalJson, signBody } from "../src/protocol/signing.ts";
+import { DurationError, isIsoDate, parseDuration, parseRetryAfter, resolveInstant } from "../src/scheduler/duration.ts";
 
 describe("time strings (SDK_SPEC 1.3.2)", () => {
   test.each([

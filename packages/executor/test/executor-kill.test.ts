@@ -9,7 +9,7 @@ import { createTestDatabase, type TestDatabase } from "@cua/db/testing";
 import { afterAll, beforeAll, expect, test } from "vitest";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-const repoRoot = path.resolve(here, "../..");
+const repoRoot = path.resolve(here, "../../..");
 const fixture = path.join(here, "fixtures/kill-child.ts");
 
 let tdb: TestDatabase;

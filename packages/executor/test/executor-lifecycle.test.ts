@@ -3,9 +3,9 @@
 import { createTestDatabase, type TestDatabase } from "@cua/db/testing";
 import { Inngest } from "inngest";
 import { afterAll, beforeAll, expect, test } from "vitest";
-import { createExecutor } from "../src/executor/executor.ts";
-import { createPrismaStore } from "../src/executor/prisma-store.ts";
-import type { ExecutorStore } from "../src/executor/store.ts";
+import { createExecutor } from "../src/index.ts";
+import { createPrismaStore } from "../src/store/prisma-store.ts";
+import type { ExecutorStore } from "../src/store/store.ts";
 
 const quiet = { info() {}, warn() {}, error() {}, debug() {} };
 const client = new Inngest({ id: "life", logger: quiet });

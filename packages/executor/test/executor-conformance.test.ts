@@ -5,10 +5,10 @@ import { createTestDatabase, type TestDatabase } from "@cua/db/testing";
 import { group, Inngest, NonRetriableError, RetryAfterError, version as sdkVersion } from "inngest";
 import { serve } from "inngest/edge";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { createExecutor, type Executor, type RunView } from "../src/executor/executor.ts";
-import { createPrismaStore } from "../src/executor/prisma-store.ts";
-import { canonicalJson, signBody } from "../src/executor/signing.ts";
-import type { ExecutorStore } from "../src/executor/store.ts";
+import { createExecutor, type Executor, type RunView } from "../src/index.ts";
+import { canonicalJson, signBody } from "../src/protocol/signing.ts";
+import { createPrismaStore } from "../src/store/prisma-store.ts";
+import type { ExecutorStore } from "../src/store/store.ts";
 
 // the SDK logs every (expected) function error; keep the test output readable
 const quiet = { info() {}, warn() {}, error() {}, debug() {} };

@@ -3,8 +3,8 @@
 // executor. Requests are signed like the Inngest server signs them, so the SDK's signature check runs.
 import { Inngest, type InngestFunction } from "inngest";
 import { serve } from "inngest/edge";
+import type { EventPayload, FunctionConfig } from "../store/store.ts";
 import { canonicalJson, randomSigningKey, signBody } from "./signing.ts";
-import type { EventPayload, FunctionConfig } from "./store.ts";
 
 /** Where the executor's copy of the client sends events (never resolved: its fetch answers in process). */
 export const EMBEDDED_ORIGIN = "http://inngest-executor.invalid";

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "vitest";
-import { CronError, nextCronTime, parseCron } from "../src/executor/cron.ts";
+import { CronError, nextCronTime, parseCron } from "../src/scheduler/cron.ts";
 
 const next = (cron: string, after: string) => nextCronTime(parseCron(cron), new Date(after)).toISOString();
 

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "vitest";
-import { compileExpression, ExpressionError, expressionMatches } from "../src/executor/expression.ts";
+import { compileExpression, ExpressionError, expressionMatches } from "../src/events/expression.ts";
 
 const event = {
   name: "order/created",

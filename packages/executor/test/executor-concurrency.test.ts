@@ -5,8 +5,8 @@ import { openDb } from "@cua/db/client";
 import { createTestDatabase, type TestDatabase } from "@cua/db/testing";
 import { Inngest } from "inngest";
 import { afterAll, beforeAll, expect, test } from "vitest";
-import { createExecutor, type Executor } from "../src/executor/executor.ts";
-import { createPrismaStore } from "../src/executor/prisma-store.ts";
+import { createExecutor, type Executor } from "../src/index.ts";
+import { createPrismaStore } from "../src/store/prisma-store.ts";
 
 const quiet = { info() {}, warn() {}, error() {}, debug() {} };
 const client = new Inngest({ id: "conc", logger: quiet });

@@ -1,0 +1,39 @@
+// Timers that come due: a sleep's wake-up memoizes the Sleep step; a wait's timeout memoizes null
+// (waitForEvent) or an InngestInvokeTimeoutError (invoke). Either way the run is asked to go on. A
+// wait resolved meanwhile (its event arrived, its child run ended) makes the timeout a no-op.
+import { type ExecutorContext, LeaseLostError } from "../context.ts";
+import { ulid } from "../store/ids.ts";
+import { isActiveStatus, type QueueItem } from "../store/store.ts";
+
+export async function fireTimer(ctx: ExecutorContext, item: QueueItem): Promise<void> {
+  await ctx.store.transaction(async (tx) => {
+    const run = await tx.lockRun(item.runId);
+    if (!(await tx.finishItem(item.id, ctx.workerId, ctx.now()))) throw new LeaseLostError(item.id);
+    if (!run || !isActiveStatus(run.status) || !item.stepId) return;
+    const name = typeof item.payload?.name === "string" ? item.payload.name : null;
+    if (item.kind === "sleep") {
+      if (await tx.insertStep(run.id, { stepId: item.stepId, op: "Sleep", name, data: null })) {
+        await tx.requestCall(run.id, run.functionId, ctx.now(), ulid());
+      }
+      return;
+    }
+    // wait_timeout: the wait may already have been resolved, in which case this is a no-op
+    const wait = await tx.deleteWait(run.id, item.stepId);
+    if (!wait) return;
+    if (wait.kind === "event") {
+      await tx.insertStep(run.id, { stepId: item.stepId, op: "WaitForEvent", name: wait.eventName, data: null });
+    } else {
+      await tx.insertStep(run.id, {
+        stepId: item.stepId,
+        op: "InvokeFunction",
+        name,
+        error: {
+          name: "InngestInvokeTimeoutError",
+          message: `executor: timed out waiting for invoked run ${wait.childRunId}`,
+        },
+      });
+      if (wait.childRunId) await tx.updateRun(wait.childRunId, { parentRunId: null, parentStepId: null });
+    }
+    await tx.requestCall(run.id, run.functionId, ctx.now(), ulid());
+  });
+}
