@@ -9,7 +9,14 @@ import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, ty
 import { fastifyTRPCOpenApiPlugin } from "trpc-to-openapi";
 import type { AppDeps } from "./app-deps.ts";
 import { registerDocs } from "./http/docs-page.ts";
-import { clientErrorHandler, drainRequest, frameworkErrors, inspectJson, inspectQuery } from "./http/hostile-input.ts";
+import {
+  clientErrorHandler,
+  drainRequest,
+  frameworkErrors,
+  inspectJson,
+  inspectQuery,
+  installTransportGuards,
+} from "./http/hostile-input.ts";
 import { pinBodyInputs } from "./http/no-coercion.ts";
 import { buildOpenApiDocument } from "./http/openapi.ts";
 import { ReplayedResponse, renderError, toCoreError } from "./http/render-error.ts";
@@ -95,7 +102,9 @@ export async function buildServer(deps: AppDeps): Promise<FastifyInstance> {
     // framework-level refusals are SPEC envelopes too (apps/api/src/http/hostile-input.ts)
     clientErrorHandler: clientErrorHandler(deps),
     frameworkErrors: frameworkErrors((req, reply, err) => sendError(req, reply, deps, err)),
+    http: { requireHostHeader: false }, // a missing Host is answered with the envelope (installTransportGuards)
   });
+  installTransportGuards(app, (req, reply, err) => sendError(req, reply, deps, err));
 
   // SPEC "Transport": gzip and br when the client accepts them. Request bodies are not decompressed (the raw
   // bytes stay what was signed); text/event-stream and images are never compressed (SSE routes are hijacked).

@@ -43,7 +43,9 @@ function rawRequest(bytes: string | Buffer): Promise<Res> {
       } catch {}
       resolve({ status: Number(statusLine?.split(" ")[1]), headers, body: parsed, text: body });
     });
-    sock.end(bytes);
+    // the answers here close the connection; the client does not half-close first (a real client does not)
+    sock.write(bytes);
+    setTimeout(() => sock.end(), 3000).unref();
   });
 }
 
@@ -105,6 +107,16 @@ describe("answers Node and Fastify give before a route runs are envelopes", () =
       const r = await rawRequest(bytes);
       envelope(r, 400, "MALFORMED_REQUEST");
     }
+  });
+
+  it("HTTP/1.1 without Host is 400 MALFORMED_REQUEST; an unknown Expect is ignored, not Node's bare 417", async () => {
+    const noHost = await rawRequest("GET /v1/health HTTP/1.1\r\nConnection: close\r\n\r\n");
+    expect(envelope(noHost, 400, "MALFORMED_REQUEST").message).toContain("Host");
+    const expectation = await rawRequest(
+      "GET /v1/health HTTP/1.1\r\nHost: x\r\nExpect: teapot\r\nConnection: close\r\n\r\n",
+    );
+    expect(expectation.status).toBe(200);
+    expect(expectation.body.status).toBe("ok");
   });
 
   it("the service keeps answering after those", async () => {

@@ -10,11 +10,11 @@
 //   hashing and logging are recursive: 5,000 levels overflowed the stack), a NUL character or a lone
 //   surrogate in a string or key (PostgreSQL text and jsonb refuse both) are 422 VALIDATION_ERROR with the path.
 //   The same rule holds for query strings (a %00 there would reach a WHERE clause).
-import type { IncomingMessage } from "node:http";
+import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Socket } from "node:net";
 import { CoreError, type ErrorCode } from "@cua/core/errors";
 import { newRequestId } from "@cua/core/ids";
-import type { FastifyReply, FastifyRequest } from "fastify";
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { AppDeps } from "../app-deps.ts";
 import { renderError } from "./render-error.ts";
 
@@ -201,4 +201,22 @@ export function frameworkErrors(send: (req: FastifyRequest, reply: FastifyReply,
           : new CoreError("MALFORMED_REQUEST", "The request could not be routed.");
     return send(req, reply, ce);
   };
+}
+
+/**
+ * Two more answers Node's HTTP server would write itself, without the envelope: 417 for an `Expect` other than
+ * 100-continue (the expectation is ignored instead, as RFC 9110 allows) and 400 for an HTTP/1.1 request without
+ * Host (the server runs with `requireHostHeader: false`; this hook answers 400 MALFORMED_REQUEST instead).
+ */
+export function installTransportGuards(
+  app: FastifyInstance,
+  send: (req: FastifyRequest, reply: FastifyReply, err: CoreError) => unknown,
+): void {
+  app.server.on("checkExpectation", (req: IncomingMessage, res: ServerResponse) => app.routing(req, res));
+  app.addHook("onRequest", async (req, reply) => {
+    if (req.raw.httpVersion === "1.1" && req.headers.host === undefined) {
+      reply.header("X-Service-Request-Id", String(req.id));
+      return send(req, reply, new CoreError("MALFORMED_REQUEST", "An HTTP/1.1 request must carry a Host header."));
+    }
+  });
 }
