@@ -1,8 +1,9 @@
 // Benchmark of the local desktop provider on a real 1280x720 desktop:
-//   provision time, screenshot latency p50/p99, actions/s for a batch of 50 clicks.
+//   provision time, screenshot latency p50/p99, actions/s for a batch of 50 clicks, terminate time.
 // Run as root (it creates a machine user): npx tsx bench/machines-desktop.ts [--shots N] [--batches N]
 // Needs the packages of scripts/install-desktop-deps.sh.
 
+import { execFileSync } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
@@ -102,9 +103,22 @@ try {
     `batch of 50 clicks x${batches}: median ${pct(rates, 50).toFixed(0)} actions/s (min ${rates[0]?.toFixed(0)}, max ${rates[rates.length - 1]?.toFixed(0)}); page counted ${counted}/${50 * batches} clicks`,
   );
 } finally {
+  const t0t = performance.now();
   const t = await provider.terminate(handle);
+  console.log(
+    `terminate (processes reaped, user and home removed): ${(performance.now() - t0t).toFixed(0)} ms, user left: ${userExists(String((handle as { user?: string }).user))}`,
+  );
   await provider.close();
   server.close();
   await rm(root, { recursive: true, force: true });
   if (t.leftover_processes !== 0) console.log(`WARNING: ${t.leftover_processes} processes left`);
+}
+
+function userExists(name: string): boolean {
+  try {
+    execFileSync("id", ["-u", name], { stdio: "ignore" });
+    return true;
+  } catch {
+    return false;
+  }
 }
