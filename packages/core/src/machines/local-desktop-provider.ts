@@ -347,6 +347,7 @@ export class LocalDesktopProvider implements MachineProvider {
         [this.opts.vncPortBase + lo, this.opts.vncPortBase + hi],
         [this.opts.websocketPortBase + lo, this.opts.websocketPortBase + hi],
       ],
+      servicePorts: [this.opts.devtoolsPortBase + lo, this.opts.devtoolsPortBase + hi],
     });
     const overlaps = ephemeralPortOverlaps({
       DevTools: [this.opts.devtoolsPortBase + lo, this.opts.devtoolsPortBase + hi],

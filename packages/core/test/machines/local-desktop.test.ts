@@ -6,11 +6,11 @@ import { execFileSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import http from "node:http";
-import type { AddressInfo } from "node:net";
 import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { removeDevtoolsGuard } from "@cua/core/machines/devtools-guard";
+import { startTestInternet, type TestInternet } from "@cua/core/machines/isolation/test-internet";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CoreError } from "../../src/errors.ts";
 import { DEFAULT_PORT_BASES, LocalDesktopProvider, openboxConfig } from "../../src/machines/local-desktop-provider.ts";
@@ -103,6 +103,7 @@ describe("local desktop provider (real Xvfb desktop)", () => {
   let handle: MachineHandle;
   let server: http.Server;
   let base: string;
+  let inet: TestInternet;
   let provisionMs = 0;
 
   beforeAll(async () => {
@@ -116,8 +117,13 @@ describe("local desktop provider (real Xvfb desktop)", () => {
       res.writeHead(200, { "content-type": "text/html" });
       res.end(PAGE);
     });
-    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
-    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    // the machine runs isolated (docs/security.md): it cannot reach the host's loopback, so the page is
+    // served from the stand-in internet (isolation/test-internet.ts) through a unix socket
+    const sock = path.join(os.tmpdir(), `cua-page-${process.pid}.sock`);
+    await rm(sock, { force: true });
+    await new Promise<void>((r) => server.listen(sock, r));
+    inet = await startTestInternet();
+    base = await inet.expose(sock);
     provider = new LocalDesktopProvider({ rootDir: root, displayRange: [FIRST_DISPLAY, 899] });
     const t0 = performance.now();
     handle = await provider.provision({
@@ -133,6 +139,7 @@ describe("local desktop provider (real Xvfb desktop)", () => {
     if (handle && userExists(String(handle.user))) await provider.terminate(handle).catch(() => {});
     await provider?.close();
     server?.close();
+    await inet?.close();
     if (root) await rm(root, { recursive: true, force: true });
   });
 
@@ -165,8 +172,8 @@ describe("local desktop provider (real Xvfb desktop)", () => {
   it("its browser's DevTools port answers the service and refuses every other local user", async () => {
     expect(await provider.devtoolsIsolation()).toMatchObject({ enforced: true });
     const port = Number(handle.devtools_port);
-    // the service (root) reaches it: that is how browser ops work
-    const version = await fetch(`http://127.0.0.1:${port}/json/version`);
+    // the service (root) reaches it, at the machine's address: that is how browser ops work
+    const version = await fetch(`http://${handle.net_address}:${port}/json/version`);
     expect(version.ok).toBe(true);
     // the machine's own user (what a customer's terminal command runs as) is refused
     const probe = `(exec 3<>/dev/tcp/127.0.0.1/${port}) 2>/dev/null && echo connected || echo refused`;

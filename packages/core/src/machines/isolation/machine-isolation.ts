@@ -41,6 +41,8 @@ export interface MachineIsolationOptions {
   hiddenPaths: string[];
   /** TCP port ranges the service reaches inside each machine (DevTools, VNC, websockify) */
   forwardedPorts: [number, number][];
+  /** the DevTools range: inside a machine, only the service's connections (from the host) reach it */
+  servicePorts?: [number, number];
   /** the uid that may open connections into machines (default: the service's own) */
   serviceUid?: number;
 }
@@ -129,7 +131,13 @@ export class MachineIsolation {
     if (this.mode === "none") return null;
     try {
       await this.prepareHost();
-      const net = await setupNetwork(user.name, this.pool, this.opts.forwardedPorts, this.dnsServers);
+      const net = await setupNetwork(
+        user.name,
+        this.pool,
+        this.opts.forwardedPorts,
+        this.dnsServers,
+        this.opts.servicePorts ?? null,
+      );
       const mntns = await setupMountNs(user.name, [...this.hidden, rootDir], keep);
       return { netns: net.netnsPath, mntns, address: net.address };
     } catch (e) {

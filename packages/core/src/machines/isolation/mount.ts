@@ -116,8 +116,9 @@ export function mountScript(hidden: string[], keep: string[]): string {
   });
   if (kept.length) lines.push("rmdir /run/.keep/* /run/.keep");
   for (const c of cover) lines.push(`mount -o remount,ro,nosuid,nodev ${shq(c)}`);
-  lines.push("mount -o remount,ro,nosuid,nodev /run");
   lines.push("mount -t proc -o nosuid,nodev,noexec,hidepid=invisible proc /proc");
+  // read-only /run, without libmount's record (utab) of the mounts above
+  lines.push("rm -rf /run/mount", "mount -n -o remount,ro,nosuid,nodev /run");
   return lines.join("\n");
 }
 

@@ -119,6 +119,8 @@ export async function setupNetwork(
   pool: Pool,
   forwardedPorts: [number, number][],
   dnsServers: string[],
+  /** ports only the service may use (DevTools): refused to the machine's own processes */
+  servicePorts: [number, number] | null = null,
 ): Promise<MachineNetwork> {
   const netns = netnsNameOf(userName);
   const hostIf = hostIfOf(userName);
@@ -154,6 +156,11 @@ export async function setupNetwork(
         : "true",
       // the namespace's own egress filter: a second wall behind the host's rules (the machine's user
       // cannot change it: it has no capability in this namespace); the host end of the link is private
+      // Chromium's DevTools is the service's: the machine's own processes are refused (the DevTools
+      // guard's rule, inside the namespace); the service's connections arrive from eth0 (PREROUTING)
+      servicePorts
+        ? `iptables -w 10 -A OUTPUT -o lo -p tcp --dport ${servicePorts[0]}:${servicePorts[1]} -j REJECT --reject-with tcp-reset`
+        : "true",
       ...egressRules(dnsServers).map((r) => `iptables -w 10 -A OUTPUT ${r.join(" ")}`),
     ].join("\n");
     const r = await run("nsenter", [`--net=${netnsPath}`, "--", "/bin/sh", "-c", script], { timeoutMs: 20_000 });
