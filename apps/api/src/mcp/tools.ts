@@ -43,7 +43,7 @@ function describe(op: McpOperation): string {
         ? `Scope: ${op.scope}.`
         : "Scope: any valid key (or the scope the request names).",
   );
-  if (op.billing && op.billing !== "free" && op.billing !== "see the REST operation") {
+  if (op.billing && op.billing !== "free") {
     parts.push(`Billing: ${op.billing}.`);
   }
   return parts.join(" ");
