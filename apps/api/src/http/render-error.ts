@@ -1,6 +1,7 @@
 // Renders any thrown value as the SPEC.md error envelope, from the one code table in core.
 
 import { CoreError, ERROR_CODES, type ErrorCode, errorType } from "@cua/core/errors";
+import { requestValidationError, type Where } from "@cua/core/validation";
 import { isDbUnavailable } from "@cua/db/client";
 import { TRPCError } from "@trpc/server";
 
@@ -39,44 +40,16 @@ const TRPC_TO_CODE: Partial<Record<TRPCError["code"], ErrorCode>> = {
   FORBIDDEN: "FORBIDDEN_ORIGIN",
 };
 
-interface ZodIssueLike {
-  path: PropertyKey[];
-  message: string;
-  code: string;
-  /** a 400 code for a path/query value, with the extras its envelope carries (INVALID_LIMIT: actual, min, max) */
-  params?: { errorCode?: ErrorCode; extras?: Record<string, unknown> };
-}
-
-function fromZod(issues: ZodIssueLike[], location: string): CoreError {
-  // 400 format errors of path/query values (INVALID_LIMIT, INVALID_*_ID...), then 413 (an oversize screenshot),
-  // precede 422 body validation (DECISIONS.md "Cross-cutting rules": check order).
-  const coded = issues
-    .filter((i) => i.params?.errorCode && ERROR_CODES[i.params.errorCode])
-    .sort((a, b) => ERROR_CODES[a.params!.errorCode!].status - ERROR_CODES[b.params!.errorCode!].status)[0];
-  if (coded?.params?.errorCode === "PAYLOAD_TOO_LARGE") {
-    const path = [location, ...coded.path.map(String)].join(".");
-    return new CoreError("PAYLOAD_TOO_LARGE", `${path}: ${coded.message}`, {
-      details: [{ path, message: coded.message }],
-    });
-  }
-  if (coded?.params?.errorCode) return new CoreError(coded.params.errorCode, undefined, coded.params.extras ?? {});
-  const details = issues.map((i) => ({
-    path: [location, ...i.path.map(String)].join("."),
-    message: i.code === "unrecognized_keys" ? `unknown field: ${i.message}` : i.message,
-  }));
-  return new CoreError("VALIDATION_ERROR", details.map((d) => `${d.path}: ${d.message}`).join("; "), { details });
-}
-
 const cache = new WeakMap<object, CoreError>();
 
 /** Maps anything thrown to a CoreError (memoized per error object so status, body and logs agree). */
-export function toCoreError(e: unknown, location = "body"): CoreError {
+export function toCoreError(e: unknown, where: Where = "body"): CoreError {
   if (e && typeof e === "object" && cache.has(e)) return cache.get(e)!;
   let out: CoreError;
   const cause = e instanceof TRPCError ? e.cause : e;
   if (e instanceof CoreError) out = e;
   else if (cause instanceof CoreError) out = cause;
-  else if (cause && (cause as any).name === "ZodError") out = fromZod((cause as any).issues, location);
+  else if (cause && (cause as any).name === "ZodError") out = requestValidationError((cause as any).issues, where);
   else if (isDbUnavailable(cause ?? e)) out = new CoreError("DB_UNAVAILABLE", undefined, { retry_after: 5 });
   else if ((cause as any)?.statusCode === 413 || (e as any)?.statusCode === 413)
     out = new CoreError("PAYLOAD_TOO_LARGE");

@@ -1,4 +1,5 @@
 import type { Principal } from "@cua/core/keys/authenticate-key";
+import type { Where } from "@cua/core/validation";
 import type { FastifyRequest } from "fastify";
 import type { AppDeps } from "../app-deps.ts";
 
@@ -19,6 +20,14 @@ export interface Ctx {
   principal?: Principal;
   /** "METHOD /v1/path/{param}" of the REST operation, for usage records and idempotency */
   endpoint?: string;
+  /** the operation's path parameters: their validation details read `path.<name>` */
+  pathParams?: string[];
+}
+
+/** Where a request's values came from, for validation details (body.x, query.x, path.id). */
+export function whereOf(ctx: Ctx): Where {
+  const dflt = ctx.req.method === "GET" || ctx.req.method === "DELETE" ? "query" : "body";
+  return ctx.pathParams?.length ? { default: dflt, pathParams: ctx.pathParams } : dflt;
 }
 
 export function header(req: FastifyRequest, name: string): string | undefined {

@@ -4,7 +4,7 @@ import type { AnyOperation } from "@cua/core/operations/define";
 import { initTRPC } from "@trpc/server";
 import type { OpenApiMeta } from "trpc-to-openapi";
 import { ReplayedResponse, renderError, toCoreError } from "../http/render-error.ts";
-import { baseUrlOf, type Ctx } from "./context.ts";
+import { baseUrlOf, type Ctx, whereOf } from "./context.ts";
 
 export interface Meta extends OpenApiMeta {
   /** the scope an API key needs; undefined = any valid key */
@@ -30,8 +30,7 @@ export const t = initTRPC
     errorFormatter({ shape, error, ctx }) {
       if (!ctx) return { ...shape, data: { ...shape.data, stack: undefined } };
       if (error.cause instanceof ReplayedResponse) return error.cause.body as typeof shape;
-      const location = ctx.req.method === "GET" || ctx.req.method === "DELETE" ? "query" : "body";
-      const ce = toCoreError(error, location);
+      const ce = toCoreError(error, whereOf(ctx));
       const rendered = renderError(ce, ctx.requestId, baseUrlOf(ctx));
       if (ctx.transport === "rest") return rendered.body as unknown as typeof shape;
       return { ...shape, message: ce.message, data: { ...shape.data, stack: undefined, svc: rendered.body.error } };

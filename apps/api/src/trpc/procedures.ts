@@ -5,6 +5,7 @@
 import { CoreError } from "@cua/core/errors";
 import { checkIdempotencyKey } from "@cua/core/idempotency/idempotency";
 import { authenticateKey, type Principal } from "@cua/core/keys/authenticate-key";
+import { pathParams } from "@cua/core/operations/define";
 import { rateLimitHeaders } from "../http/rate-limit.ts";
 import { header } from "./context.ts";
 import { t } from "./init.ts";
@@ -29,6 +30,7 @@ export function readApiKey(headers: { xApiKey?: string; authorization?: string }
 
 const withEndpoint = t.middleware(({ ctx, meta, next }) => {
   if (meta?.openapi) ctx.endpoint = `${meta.openapi.method} /v1${meta.openapi.path}`;
+  if (meta?.op?.path) ctx.pathParams = pathParams(meta.op.path);
   return next();
 });
 

@@ -8,7 +8,7 @@ import {
   parseAction,
   validateEngineActions,
 } from "./action.ts";
-import { joinPath } from "./validation-details.ts";
+import { joinPath } from "../validation.ts";
 
 // SPEC "Resources and their fields / Action": action types, params, defaults; SPEC "Limits":
 // key_press 1..100 keys, key_combo 2..8 keys.

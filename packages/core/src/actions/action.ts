@@ -15,7 +15,7 @@
 import { z } from "zod";
 import { CoreError } from "../errors.ts";
 import { isModifierKey, normalizeKey } from "./keys.ts";
-import { issuesToDetails } from "./validation-details.ts";
+import { issuesToDetails } from "../validation.ts";
 
 export { isModifierKey, keyIdentity, MODIFIER_KEYS, normalizeKey } from "./keys.ts";
 

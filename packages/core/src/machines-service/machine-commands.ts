@@ -95,7 +95,7 @@ export async function runBatchOnMachine(
   const batch = parseBatch(body);
   const m = await runningMachine(deps, principal, id);
   batch.steps.forEach((s, i) => {
-    checkOnScreen(s.parsed, { width: m.screenWidth, height: m.screenHeight }, `body.steps[${i}].parameters`);
+    checkOnScreen(s.parsed, { width: m.screenWidth, height: m.screenHeight }, `body.steps.${i}.parameters`);
   });
   const runnable = m.kind === "external" ? externalRunnable(deps, m) : managedRunnable(deps, m);
   const r = await runBatch(batch, (parsed, timeoutMs) =>

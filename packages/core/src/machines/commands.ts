@@ -4,6 +4,7 @@
 
 import { z } from "zod";
 import { CoreError, validationError } from "../errors.ts";
+import { detailsError, issuesToDetails } from "../validation.ts";
 import { isValidKeyName } from "./keys.ts";
 import type { BatchResult, BatchStepResult, CommandResult, OpResult, ScreenSize, Screenshot } from "./provider.ts";
 import { MachineOpError, opFail, opOk } from "./provider.ts";
@@ -317,29 +318,9 @@ export type TerminalInput = z.output<typeof TerminalParams>;
 // ---------------------------------------------------------------------------------------------
 // Validation entry points (throw CoreError)
 
+/** A command body's zod error, through the one validation mapper (packages/core/src/validation.ts). */
 export function zodToCoreError(error: z.ZodError, prefix: string): CoreError {
-  const details = error.issues.flatMap((issue) => {
-    const base = formatPath(prefix, issue.path);
-    if (issue.code === "unrecognized_keys") {
-      return issue.keys.map((k) => ({ path: formatPath(base, [k]), message: "unknown field" }));
-    }
-    return [{ path: base, message: issue.message }];
-  });
-  const first = details[0];
-  return new CoreError(
-    "VALIDATION_ERROR",
-    first ? `${first.path}: ${first.message}` : "The request failed validation.",
-    { details },
-  );
-}
-
-function formatPath(prefix: string, segments: readonly PropertyKey[]): string {
-  let out = prefix;
-  for (const s of segments) {
-    if (typeof s === "number") out += `[${s}]`;
-    else out += out ? `.${String(s)}` : String(s);
-  }
-  return out;
+  return detailsError(issuesToDetails(error.issues, prefix));
 }
 
 function parseWith<T extends z.ZodType>(schema: T, value: unknown, prefix: string): z.output<T> {
@@ -407,7 +388,7 @@ export function parseBatch(body: unknown): ParsedBatch {
   return {
     stop_on_error: b.stop_on_error,
     steps: b.steps.map((s, i) => ({
-      parsed: parseCommand(s.command, s.parameters, `body.steps[${i}]`),
+      parsed: parseCommand(s.command, s.parameters, `body.steps.${i}`),
       timeoutMs: s.timeout_ms ?? DEFAULT_TIMEOUT_MS,
     })),
   };

@@ -325,7 +325,7 @@ export class MockMachineProvider implements MachineProvider {
   async executeBatch(handle: MachineHandle, body: unknown): Promise<BatchResult> {
     const batch = parseBatch(body);
     const m = this.running(handle);
-    for (const [i, s] of batch.steps.entries()) checkOnScreen(s.parsed, m.handle.screen, `body.steps[${i}].parameters`);
+    for (const [i, s] of batch.steps.entries()) checkOnScreen(s.parsed, m.handle.screen, `body.steps.${i}.parameters`);
     return runBatch(batch, (parsed, timeoutMs) => {
       if (parsed.command !== "wait" && !parsed.command.startsWith("terminal") && !parsed.command.startsWith("file"))
         assertDesktop(m.handle);

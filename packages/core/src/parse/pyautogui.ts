@@ -72,7 +72,7 @@ import {
   TYPE_TEXT_MAX_CHARS,
   WAIT_MAX_SECONDS,
 } from "../actions/action.ts";
-import { issuesToDetails } from "../actions/validation-details.ts";
+import { issuesToDetails } from "../validation.ts";
 import { CoreError } from "../errors.ts";
 
 export const MAX_CODE_CHARS = 1_000_000;

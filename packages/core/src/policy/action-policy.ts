@@ -24,7 +24,7 @@
 // - max_actions is an integer 1..100; key lists at most 100 entries; action lists at most 10.
 import { z } from "zod";
 import { ACTION_TYPES, type Action, actionPoints, keyIdentity, normalizeKey } from "../actions/action.ts";
-import { detailsError, issuesToDetails } from "../actions/validation-details.ts";
+import { detailsError, issuesToDetails } from "../validation.ts";
 
 const ActionName = z.enum(ACTION_TYPES);
 

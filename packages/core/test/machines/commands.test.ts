@@ -124,7 +124,7 @@ describe("parameter validation (422 VALIDATION_ERROR with a field path)", () => 
     ["type", { text: "" }, "body.parameters.text"],
     ["key_press", { keys: [] }, "body.parameters.keys"],
     ["key_press", { keys: Array(101).fill("a") }, "body.parameters.keys"],
-    ["key_press", { keys: ["no such key!"] }, "body.parameters.keys[0]"],
+    ["key_press", { keys: ["no such key!"] }, "body.parameters.keys.0"],
     ["key_combo", { keys: ["ctrl"] }, "body.parameters.keys"],
     ["key_combo", { keys: Array(9).fill("a") }, "body.parameters.keys"],
     ["scroll", { clicks: 3, x: 5 }, "body.parameters.x"],
@@ -252,9 +252,9 @@ describe("batch", () => {
         ],
       }),
     );
-    expect(e.extras.details?.[0]?.path).toBe("body.steps[1].parameters.y");
+    expect(e.extras.details?.[0]?.path).toBe("body.steps.1.parameters.y");
     const u = caught(() => parseBatch({ steps: [{ command: "nope" }] }));
-    expect(u.extras.details?.[0]?.path).toBe("body.steps[0].command");
+    expect(u.extras.details?.[0]?.path).toBe("body.steps.0.command");
   });
 
   it("lists the scopes a batch needs", () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { detailsError, issuesToDetails, joinPath } from "./validation-details.ts";
+import { detailsError, issuesToDetails, joinPath } from "./validation.ts";
 
 // DECISIONS "Error envelope and statuses": 422 VALIDATION_ERROR carries details [{path, message}].
 describe("joinPath", () => {
