@@ -21,7 +21,7 @@ import { pinBodyInputs } from "./http/no-coercion.ts";
 import { buildOpenApiDocument } from "./http/openapi.ts";
 import { ReplayedResponse, renderError, toCoreError } from "./http/render-error.ts";
 import { registerSsePredict } from "./http/sse-predict.ts";
-import { baseUrlOf, type Ctx, createContextFactory } from "./trpc/context.ts";
+import { baseUrlOf, type Ctx, createContextFactory, whereOf } from "./trpc/context.ts";
 import { appRouter } from "./trpc/router.ts";
 
 export const BODY_LIMIT = 15 * 1024 * 1024; // SPEC.md "Limits": 15,728,640 bytes
@@ -180,7 +180,7 @@ export async function buildServer(deps: AppDeps): Promise<FastifyInstance> {
     );
   });
 
-  const locationOf = (ctx: Ctx) => (ctx.req.method === "GET" || ctx.req.method === "DELETE" ? "query" : "body");
+  const locationOf = whereOf; // body.x, query.x, path.id (packages/core/src/validation.ts)
   const responseMeta = ({ ctx, errors }: { ctx?: Ctx; errors: readonly unknown[] }) => {
     if (!ctx) return {};
     const first = errors[0] as { cause?: unknown } | undefined;
