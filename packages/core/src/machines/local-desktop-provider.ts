@@ -1338,7 +1338,7 @@ export class LocalDesktopProvider implements MachineProvider {
     const rt = this.running(handle);
     batch.steps.forEach((s, i) => {
       if (this.needsDesktop(s.parsed)) assertDesktop(rt.handle);
-      checkOnScreen(s.parsed, rt.handle.screen, `body.steps[${i}].parameters`);
+      checkOnScreen(s.parsed, rt.handle.screen, `body.steps.${i}.parameters`);
     });
     const backend = this.backend(rt);
     return runBatch(batch, (parsed, timeoutMs) => {
