@@ -244,7 +244,7 @@ describe("local desktop provider (real Xvfb desktop)", () => {
     const refused = await rejection(
       provider.executeBatch(handle, { steps: [...steps, { command: "move", parameters: { x: 5000, y: 1 } }] }),
     );
-    expect(refused.extras.details?.[0]?.path).toBe("body.steps[10].parameters.x");
+    expect(refused.extras.details?.[0]?.path).toBe("body.steps.10.parameters.x");
     const t0 = performance.now();
     const r = await provider.executeBatch(handle, { steps });
     console.log(`batch of 10 clicks: ${Math.round(performance.now() - t0)} ms`);
