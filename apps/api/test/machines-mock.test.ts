@@ -386,7 +386,7 @@ describe("actions, batches, browser, terminal, files", () => {
       422,
       "VALIDATION_ERROR",
     );
-    expect(bad.details[0].path).toBe("body.steps[1].command");
+    expect(bad.details[0].path).toBe("body.steps.1.command");
     const failing = [
       { command: "file_read", parameters: { path: "does-not-exist.txt" } },
       { command: "click", parameters: { x: 1, y: 1 } },
