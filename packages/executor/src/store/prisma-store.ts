@@ -2,6 +2,7 @@
 // SELECT ... FOR UPDATE SKIP LOCKED to claim, SELECT ... FOR UPDATE to serialise a run's changes.
 import type { Db, Tx } from "@cua/db/client";
 import { Prisma } from "@cua/db/generated";
+import { itemKeys } from "./keys.ts";
 import type {
   EventPayload,
   ExecutorStore,
@@ -281,7 +282,7 @@ class PrismaStoreTx implements StoreTx {
   }
 
   async requestCall(runId: string, functionId: string, runAt: Date, newId: string): Promise<void> {
-    const key = `${runId}:call`;
+    const key = itemKeys.call(runId);
     await this.tx.$executeRaw`
       INSERT INTO executor_queue (id, run_id, function_id, kind, attempt, dedupe_key, rediscover, run_at, created_at)
       VALUES (${newId}, ${runId}, ${functionId}, 'call', 0, ${key}, false, ${runAt}, now())
@@ -387,29 +388,42 @@ export interface PrismaStoreOptions {
   timeout?: number;
 }
 
-export function createPrismaStore(db: Db, opts: PrismaStoreOptions = {}): ExecutorStore {
-  const txOpts = { maxWait: opts.maxWait ?? 10_000, timeout: opts.timeout ?? 60_000 };
-  return {
-    async transaction(fn) {
-      for (let attempt = 1; ; attempt++) {
-        try {
-          return await db.$transaction((tx) => fn(new PrismaStoreTx(tx)), txOpts);
-        } catch (e) {
-          const state = sqlStateOf(e);
-          if (state?.startsWith("22") || state?.startsWith("23")) {
-            throw new StoreDataError(`the database refused the data (SQLSTATE ${state}): ${(e as Error).message}`, {
-              cause: e,
-            });
-          }
-          if (attempt >= 8 || !isRetryableTxError(e)) throw e;
-          await new Promise((r) => setTimeout(r, 5 * attempt + Math.random() * 20));
-        }
-      }
-    },
+class PrismaStore implements ExecutorStore {
+  private readonly txOpts: { maxWait: number; timeout: number };
 
-    async claim({ workerId, now, leaseUntil, limit, functionIds }) {
-      if (functionIds.length === 0 || limit <= 0) return [];
-      const claimed = await db.$queryRaw<Raw[]>`
+  constructor(
+    private readonly db: Db,
+    opts: PrismaStoreOptions,
+  ) {
+    this.txOpts = { maxWait: opts.maxWait ?? 10_000, timeout: opts.timeout ?? 60_000 };
+  }
+
+  async transaction<T>(fn: (tx: StoreTx) => Promise<T>): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.db.$transaction((tx) => fn(new PrismaStoreTx(tx)), this.txOpts);
+      } catch (e) {
+        const state = sqlStateOf(e);
+        if (state?.startsWith("22") || state?.startsWith("23")) {
+          throw new StoreDataError(`the database refused the data (SQLSTATE ${state}): ${(e as Error).message}`, {
+            cause: e,
+          });
+        }
+        if (attempt >= 8 || !isRetryableTxError(e)) throw e;
+        await new Promise((r) => setTimeout(r, 5 * attempt + Math.random() * 20));
+      }
+    }
+  }
+
+  async claim({
+    workerId,
+    now,
+    leaseUntil,
+    limit,
+    functionIds,
+  }: Parameters<ExecutorStore["claim"]>[0]): Promise<QueueItem[]> {
+    if (functionIds.length === 0 || limit <= 0) return [];
+    const claimed = await this.db.$queryRaw<Raw[]>`
         WITH due AS (
           SELECT id FROM executor_queue
           WHERE run_at <= ${now}
@@ -422,83 +436,86 @@ export function createPrismaStore(db: Db, opts: PrismaStoreOptions = {}): Execut
         UPDATE executor_queue q SET lease_owner = ${workerId}, lease_expires_at = ${leaseUntil}
         FROM due WHERE q.id = due.id
         RETURNING q.*`;
-      return claimed.map(rawToItem).sort((a, b) => a.runAt.getTime() - b.runAt.getTime());
-    },
+    return claimed.map(rawToItem).sort((a, b) => a.runAt.getTime() - b.runAt.getTime());
+  }
 
-    async heartbeat(itemId, workerId, leaseUntil) {
-      const { count } = await db.executorQueueItem.updateMany({
-        where: { id: itemId, leaseOwner: workerId },
-        data: { leaseExpiresAt: leaseUntil },
-      });
-      return count === 1;
-    },
+  async heartbeat(itemId: string, workerId: string, leaseUntil: Date): Promise<boolean> {
+    const { count } = await this.db.executorQueueItem.updateMany({
+      where: { id: itemId, leaseOwner: workerId },
+      data: { leaseExpiresAt: leaseUntil },
+    });
+    return count === 1;
+  }
 
-    async release(itemIds, workerId) {
-      if (itemIds.length === 0) return;
-      await db.executorQueueItem.updateMany({
-        where: { id: { in: itemIds }, leaseOwner: workerId },
-        data: { leaseOwner: null, leaseExpiresAt: null },
-      });
-    },
+  async release(itemIds: string[], workerId: string): Promise<void> {
+    if (itemIds.length === 0) return;
+    await this.db.executorQueueItem.updateMany({
+      where: { id: { in: itemIds }, leaseOwner: workerId },
+      data: { leaseOwner: null, leaseExpiresAt: null },
+    });
+  }
 
-    async nextDueAt(functionIds) {
-      if (functionIds.length === 0) return null;
-      const rows = await db.$queryRaw<{ at: Date | null }[]>`
+  async nextDueAt(functionIds: string[]): Promise<Date | null> {
+    if (functionIds.length === 0) return null;
+    const rows = await this.db.$queryRaw<{ at: Date | null }[]>`
         SELECT MIN(CASE WHEN lease_expires_at IS NOT NULL AND lease_expires_at > run_at THEN lease_expires_at ELSE run_at END) AS at
         FROM executor_queue WHERE function_id IN (${Prisma.join(functionIds)})`;
-      const at = rows[0]?.at;
-      return at ? new Date(at) : null;
-    },
+    const at = rows[0]?.at;
+    return at ? new Date(at) : null;
+  }
 
-    async getRun(runId) {
-      const row = await db.executorRun.findUnique({ where: { id: runId } });
-      return row ? toRun(row) : null;
-    },
+  async getRun(runId: string): Promise<RunRecord | null> {
+    const row = await this.db.executorRun.findUnique({ where: { id: runId } });
+    return row ? toRun(row) : null;
+  }
 
-    async listRuns(filter: RunFilter) {
-      const status =
-        filter.status === undefined ? undefined : Array.isArray(filter.status) ? { in: filter.status } : filter.status;
-      const rows = await db.executorRun.findMany({
-        where: {
-          ...(filter.functionId ? { functionId: filter.functionId } : {}),
-          ...(status ? { status } : {}),
-          ...(filter.eventId ? { eventId: filter.eventId } : {}),
-          ...(filter.parentRunId ? { parentRunId: filter.parentRunId } : {}),
-        },
-        orderBy: { id: "desc" },
-        take: filter.limit ?? 100,
-      });
-      return rows.map(toRun);
-    },
+  async listRuns(filter: RunFilter): Promise<RunRecord[]> {
+    const status =
+      filter.status === undefined ? undefined : Array.isArray(filter.status) ? { in: filter.status } : filter.status;
+    const rows = await this.db.executorRun.findMany({
+      where: {
+        ...(filter.functionId ? { functionId: filter.functionId } : {}),
+        ...(status ? { status } : {}),
+        ...(filter.eventId ? { eventId: filter.eventId } : {}),
+        ...(filter.parentRunId ? { parentRunId: filter.parentRunId } : {}),
+      },
+      orderBy: { id: "desc" },
+      take: filter.limit ?? 100,
+    });
+    return rows.map(toRun);
+  }
 
-    async listSteps(runId) {
-      const rows = await db.executorStep.findMany({ where: { runId }, orderBy: { seq: "asc" } });
-      return rows.map(toStep);
-    },
+  async listSteps(runId: string): Promise<StepRecord[]> {
+    const rows = await this.db.executorStep.findMany({ where: { runId }, orderBy: { seq: "asc" } });
+    return rows.map(toStep);
+  }
 
-    async listWaits(runId) {
-      const rows = await db.executorWait.findMany({ where: { runId }, orderBy: { createdAt: "asc" } });
-      return rows.map(toWait);
-    },
+  async listWaits(runId: string): Promise<WaitRecord[]> {
+    const rows = await this.db.executorWait.findMany({ where: { runId }, orderBy: { createdAt: "asc" } });
+    return rows.map(toWait);
+  }
 
-    async listItems(runId) {
-      const rows = await db.executorQueueItem.findMany({ where: { runId }, orderBy: { runAt: "asc" } });
-      return rows.map(toItem);
-    },
+  async listItems(runId: string): Promise<QueueItem[]> {
+    const rows = await this.db.executorQueueItem.findMany({ where: { runId }, orderBy: { runAt: "asc" } });
+    return rows.map(toItem);
+  }
 
-    async ping() {
-      await db.$queryRaw`SELECT 1`;
-    },
+  async ping(): Promise<void> {
+    await this.db.$queryRaw`SELECT 1`;
+  }
 
-    async prune(before) {
-      return db.$transaction(async (tx) => {
-        const ended = { status: { in: ["completed", "failed", "cancelled"] }, endedAt: { lt: before } };
-        const ids = (await tx.executorRun.findMany({ where: ended, select: { id: true } })).map((r) => r.id);
-        await tx.executorStep.deleteMany({ where: { runId: { in: ids } } });
-        const runs = await tx.executorRun.deleteMany({ where: { id: { in: ids } } });
-        const events = await tx.executorEvent.deleteMany({ where: { receivedAt: { lt: before } } });
-        return { runs: runs.count, events: events.count };
-      });
-    },
-  };
+  async prune(before: Date): Promise<{ runs: number; events: number }> {
+    return this.db.$transaction(async (tx) => {
+      const ended = { status: { in: ["completed", "failed", "cancelled"] }, endedAt: { lt: before } };
+      const ids = (await tx.executorRun.findMany({ where: ended, select: { id: true } })).map((r) => r.id);
+      await tx.executorStep.deleteMany({ where: { runId: { in: ids } } });
+      const runs = await tx.executorRun.deleteMany({ where: { id: { in: ids } } });
+      const events = await tx.executorEvent.deleteMany({ where: { receivedAt: { lt: before } } });
+      return { runs: runs.count, events: events.count };
+    });
+  }
+}
+
+export function createPrismaStore(db: Db, opts: PrismaStoreOptions = {}): ExecutorStore {
+  return new PrismaStore(db, opts);
 }
