@@ -525,7 +525,16 @@ export function judge(o: Outcome): string | null {
   if (o.status >= 500 && !designed5xx(o)) return `${o.status} ${o.body.slice(0, 300)}`;
   const rid = o.headers["x-service-request-id"];
   if (!rid) return `${o.status} without X-Service-Request-Id`;
-  if (o.status < 400) return null;
+  if (o.status < 400) {
+    if (!String(o.headers["content-type"]).startsWith("application/json")) return null;
+    try {
+      JSON.parse(o.body);
+      return null;
+    } catch {
+      return `${o.status} says JSON but is not: ${o.body.slice(0, 200)}`;
+    }
+  }
+  if (!String(o.headers.link).includes(`/docs/errors#`)) return `${o.status} without Link rel="help"`;
   let body: Json;
   try {
     body = JSON.parse(o.body);
