@@ -145,7 +145,9 @@ describe("a host that cannot run desktops (issue 10 failures 1 and 7)", () => {
     const user = new LocalDesktopProvider({ rootDir: path.join(root, "machines") }).userNameFor(id);
     expect(userExists(user)).toBe(false);
     expect(existsSync(path.join(root, "machines", user))).toBe(false);
-    // DELETE of the failed machine is immediate
+    // a machine that never got a desktop cannot be started; DELETE of the failed machine is immediate
+    const st = envelope(await call(url, "POST", `/v1/machines/${id}/start`, { key: liveKey }), 409, "INVALID_STATE");
+    expect(st).toMatchObject({ current_state: "error", allowed_from: ["stopped", "suspended"] });
     expect((await call(url, "DELETE", `/v1/machines/${id}`, { key: liveKey })).body.status).toBe("terminated");
     await stopChild(c.child);
   }, 90_000);
@@ -276,6 +278,37 @@ describe("desktops reconciled with reality (issue 10 failure 6)", () => {
     expect((await api("GET", `/v1/machines/${id}`)).body.status).toBe("running");
     expect((await api("GET", `/v1/machines/${id}/screenshot`)).body).toMatchObject({ width: 1280, height: 720 });
     expect((await processesOfUid(uid)).some((p) => p.cmdline[0]?.endsWith("Xvfb"))).toBe(true);
+  }, 60_000);
+
+  it("a desktop that could not be started again (error / start_failed) starts once the host is repaired", async () => {
+    const provider = s.app.deps.machines.managed!;
+    const stopped = await provider.stop(await handle());
+    await s.app.deps.db.machine.update({
+      where: { id },
+      data: {
+        status: "error",
+        statusReason: "start_failed",
+        statusMessage: "The machine's desktop had stopped and could not be started again: (simulated)",
+        handle: stopped as object,
+      },
+    });
+    expect((await api("GET", `/v1/machines/${id}`)).body).toMatchObject({
+      status: "error",
+      status_reason: "start_failed",
+    });
+    envelope(
+      await api("POST", `/v1/machines/${id}/actions`, { command: "wait", parameters: { seconds: 1 } }),
+      409,
+      "INVALID_STATE",
+    );
+    const r = await api("POST", `/v1/machines/${id}/start`);
+    expect(r.body).toMatchObject({ machine_id: id, status: "running" });
+    expect((await api("GET", `/v1/machines/${id}`)).body).toMatchObject({
+      status: "running",
+      status_reason: null,
+      status_message: null,
+    });
+    expect((await api("GET", `/v1/machines/${id}/screenshot`)).body).toMatchObject({ width: 1280, height: 720 });
   }, 60_000);
 
   it("the service's shutdown stops its desktops (files kept); the next start resumes them; orphan users are removed", async () => {

@@ -20,11 +20,21 @@ export interface LifecycleResult {
   message: string;
 }
 
-const ALLOWED: Record<LifecycleOp, ("running" | "stopped" | "suspended")[]> = {
+const ALLOWED: Record<LifecycleOp, ("running" | "stopped" | "suspended" | "error")[]> = {
   start: ["stopped", "suspended"],
   stop: ["running"],
   restart: ["running"],
 };
+
+/**
+ * A managed machine whose desktop died and could not be started again (error / start_failed) keeps its
+ * user and files: start may try again (once the host is repaired). Other error reasons are final.
+ */
+function allowedFor(m: Pick<Machine, "status" | "statusReason" | "kind">, op: LifecycleOp) {
+  return op === "start" && m.kind === "managed" && m.status === "error" && m.statusReason === "start_failed"
+    ? [...ALLOWED.start, "error" as const]
+    : ALLOWED[op];
+}
 
 export async function machineLifecycle(
   deps: MachinesDeps,
@@ -34,23 +44,47 @@ export async function machineLifecycle(
 ): Promise<LifecycleResult> {
   const first = await loadMachine(deps, principal, id);
   if (op === "start" && first.status === "suspended") await assertCanResume(deps, first);
-  assertMachineStatus(first, ALLOWED[op], op);
+  assertMachineStatus(first, allowedFor(first, op), op);
   return withMachineOp(deps, first.id, async (m) => {
-    assertMachineStatus(m, ALLOWED[op], op);
+    assertMachineStatus(m, allowedFor(m, op), op);
     if (m.kind === "external") return externalGate(deps, m, op);
     const { provider, handle } = bindManaged(deps, m);
     if (op === "start") {
-      const h = m.status === "suspended" && handle.status === "running" ? handle : await provider.start(handle);
-      await setMachineStatus(deps, m.id, { status: "running", statusReason: null, handle: asJson(h) });
+      let h = handle;
+      if (!(m.status === "suspended" && handle.status === "running")) {
+        try {
+          h = await provider.start(handle);
+        } catch (e) {
+          if (m.status === "error") {
+            const detail = `The machine's desktop could not be started again: ${e instanceof Error ? e.message : String(e)}`;
+            await deps.db.machine.update({ where: { id: m.id }, data: { statusMessage: detail.slice(0, 2000) } });
+          }
+          throw e;
+        }
+      }
+      await setMachineStatus(deps, m.id, {
+        status: "running",
+        statusReason: null,
+        statusMessage: null,
+        handle: asJson(h),
+      });
       return { machine_id: m.id, status: "running", message: "The machine is running." };
     }
     if (op === "stop") {
       const h = await provider.stop(handle);
-      await setMachineStatus(deps, m.id, { status: "stopped", statusReason: null, handle: asJson(h) });
+      await setMachineStatus(deps, m.id, {
+        status: "stopped",
+        statusReason: null,
+        statusMessage: null,
+        handle: asJson(h),
+      });
       return { machine_id: m.id, status: "stopped", message: "The machine is stopped; its files are kept." };
     }
     const h = await provider.restart(handle);
-    await deps.db.machine.update({ where: { id: m.id }, data: { handle: asJson(h), statusReason: null } });
+    await deps.db.machine.update({
+      where: { id: m.id },
+      data: { handle: asJson(h), statusReason: null, statusMessage: null },
+    });
     return { machine_id: m.id, status: "running", message: "The machine restarted." };
   });
 }

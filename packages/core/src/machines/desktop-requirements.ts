@@ -97,5 +97,5 @@ export function describeMissing(missing: MissingRequirement[]): string {
 /** The sentence a machine's status_message carries when programs are missing. */
 export function missingMessage(missing: MissingRequirement[]): string {
   const pkgs = [...new Set(missing.map((m) => m.package))].join(" ");
-  return `The desktop cannot start on this host: missing ${describeMissing(missing)}. Install the desktop packages (scripts/install-desktop-deps.sh, or apt-get install ${pkgs}) and start the machine again.`;
+  return `The desktop cannot start on this host: missing ${describeMissing(missing)}. Install the desktop packages (scripts/install-desktop-deps.sh, or apt-get install ${pkgs}) and try again.`;
 }
