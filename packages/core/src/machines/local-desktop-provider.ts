@@ -872,7 +872,7 @@ export class LocalDesktopProvider implements MachineProvider {
     const name = path.posix.basename(e.command);
     const req = REQUIREMENTS.find((r) => r.binary === name || (r.binary === "chromium" && name.startsWith("chromium")));
     const pkg = req?.package ?? name;
-    return `The desktop cannot start on this host: ${name} (Debian package ${pkg}) at ${e.command} could not be started (not found, or not executable by the machine's user). Install the desktop packages (scripts/install-desktop-deps.sh, or apt-get install ${pkg}) and start the machine again.`;
+    return `The desktop cannot start on this host: ${name} (Debian package ${pkg}) at ${e.command} could not be started (not found, or not executable by the machine's user). Install the desktop packages (scripts/install-desktop-deps.sh, or apt-get install ${pkg}) and try again.`;
   }
 
   private async logSize(file: string): Promise<number> {
