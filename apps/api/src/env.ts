@@ -89,6 +89,22 @@ export const EnvSchema = z.object({
     .regex(/^\d{1,4}-\d{1,4}$/, "must be FIRST-LAST, e.g. 100-899")
     .default("100-899")
     .describe("X display numbers the local desktop provider may use"),
+  MACHINE_ISOLATION: z
+    .enum(["namespaces", "none"])
+    .default("namespaces")
+    .describe(
+      "namespaces: each machine in its own network and mount namespace, and a host that cannot build them fails the machine's start (docs/security.md); none: machines share the host's network and files (explicit opt-out)",
+    ),
+  MACHINE_ISOLATION_POOL: z
+    .string()
+    .regex(/^\d{1,3}(\.\d{1,3}){3}\/\d{1,2}$/, "must be an IPv4 CIDR, e.g. 10.231.0.0/16")
+    .default("10.231.0.0/16")
+    .describe("IPv4 pool of the machines' links (a /30 each); must not overlap the host's networks"),
+  MACHINE_HIDDEN_PATHS: z
+    .string()
+    .regex(/^\/[^\0]*$/, "must be a colon-separated list of absolute paths")
+    .optional()
+    .describe("more paths machines must not see, besides DATA_DIR, the repository, MACHINES_ROOT and /root, /home..."),
   MACHINE_METER_INTERVAL_MS: z.coerce
     .number()
     .int()

@@ -9,6 +9,7 @@
 //     POST /v1/machines/{id}/heartbeat
 // Also builds the machine runtime (providers) from the environment.
 import path from "node:path";
+import { fileURLToPath } from "node:url";
 import { CoreError } from "@cua/core/errors";
 import { zodToCoreError } from "@cua/core/machines/commands";
 import { LocalDesktopProvider } from "@cua/core/machines/local-desktop-provider";
@@ -31,6 +32,9 @@ import { baseUrlOf, createContextFactory } from "../trpc/context.ts";
 import { appRouter } from "../trpc/router.ts";
 import { ReplayedResponse, renderError, toCoreError } from "./render-error.ts";
 
+/** The repository this service runs from (its .env, sources, local data): hidden from machines. */
+const REPOSITORY_ROOT = fileURLToPath(new URL("../../../../", import.meta.url));
+
 export function machinesRuntimeFromEnv(env: Env): MachinesRuntime {
   const [lo, hi] = env.MACHINE_DISPLAY_RANGE.split("-").map(Number) as [number, number];
   const managed =
@@ -42,6 +46,14 @@ export function machinesRuntimeFromEnv(env: Env): MachinesRuntime {
           publicHost: env.MACHINE_PUBLIC_HOST,
           websocketListenHost: env.MACHINE_WEBSOCKET_LISTEN_HOST,
           ...(env.MACHINE_BIN_PATH ? { searchPath: env.MACHINE_BIN_PATH } : {}),
+          // docs/security.md: machines never see the service's data or its repository (.env)
+          isolation: env.MACHINE_ISOLATION,
+          isolationPool: env.MACHINE_ISOLATION_POOL,
+          hiddenPaths: [
+            path.resolve(env.DATA_DIR),
+            REPOSITORY_ROOT,
+            ...(env.MACHINE_HIDDEN_PATHS?.split(":").filter(Boolean) ?? []),
+          ],
         });
   return new MachinesRuntime({
     managed,
