@@ -1,0 +1,161 @@
+// Issue 10, failure 4 through the API (docs/security.md "Desktop isolation"): a live machine's terminal
+// (POST /v1/machines/{id}/terminal) tries the service's PostgreSQL (TCP and unix socket), Redis, the API
+// itself, a metadata address and the service's files (DATA_DIR/secrets.key, the repository's files):
+// every attempt fails, while the same desktop is still driven (navigate, click, screenshot) and reaches
+// a page on the stand-in internet (isolation/test-internet.ts).
+
+import { existsSync } from "node:fs";
+import { chmod, mkdtemp, rm, writeFile } from "node:fs/promises";
+import http from "node:http";
+import os from "node:os";
+import path from "node:path";
+import { removeDevtoolsGuard } from "@cua/core/machines/devtools-guard";
+import { netnsNameOf } from "@cua/core/machines/isolation/network";
+import { startTestInternet, type TestInternet } from "@cua/core/machines/isolation/test-internet";
+import { DEFAULT_PORT_BASES } from "@cua/core/machines/local-desktop-provider";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { call, REPO_ROOT, startTestServer, type TestServer } from "./helpers.ts";
+
+if (process.getuid?.() !== 0 || !existsSync("/usr/bin/Xvfb") || !existsSync("/usr/bin/chromium"))
+  throw new Error("isolation tests need root and the packages of scripts/install-desktop-deps.sh");
+
+const PAGE = `<!doctype html><html><head><title>Outside page</title></head><body style="margin:0">
+<button id="btn" style="position:absolute;left:80px;top:80px;width:200px;height:60px"
+  onclick="document.getElementById('out').textContent='clicked'">Press</button>
+<div id="out" style="position:absolute;left:80px;top:200px">idle</div></body></html>`;
+
+let s: TestServer;
+let root: string;
+let page: http.Server;
+let inet: TestInternet;
+let base: string;
+let acct: Awaited<ReturnType<TestServer["account"]>>;
+let id: string;
+let lo = 0;
+
+const api = (method: string, p: string, body?: unknown) => call(s.url, method, p, { key: acct.live_key, body });
+const term = async (command: string): Promise<string> => {
+  const r = await api("POST", `/v1/machines/${id}/terminal`, { command, timeout_ms: 30_000 });
+  expect(r.status).toBe(200);
+  return String(r.body.result.output);
+};
+
+describe("a live machine cannot reach the service (SPEC Machines; issue 10 failure 4)", () => {
+  beforeAll(async () => {
+    root = await mkdtemp(path.join(os.tmpdir(), "cua-api-iso-"));
+    const sock = path.join(os.tmpdir(), `cua-iso-page-${process.pid}.sock`);
+    await rm(sock, { force: true });
+    page = http.createServer((_req, res) => {
+      res.writeHead(200, { "content-type": "text/html" });
+      res.end(PAGE);
+    });
+    await new Promise<void>((r) => page.listen(sock, r));
+    inet = await startTestInternet();
+    base = await inet.expose(sock);
+    lo = 600 + (process.pid % 150);
+    s = await startTestServer({
+      MACHINES_ROOT: root,
+      MACHINE_DISPLAY_RANGE: `${lo}-${lo + 100}`,
+      MACHINE_METER_INTERVAL_MS: "3600000",
+    });
+    // the service's key file, world-readable on purpose: the machine's mount namespace alone keeps it out
+    await chmod(s.dataDir, 0o755);
+    await writeFile(path.join(s.dataDir, "secrets.key"), `${"ab".repeat(32)}\n`, { mode: 0o644 });
+    acct = await s.account({ credits: 1000 });
+    const r = await api("POST", "/v1/machines", { display_name: "iso", screen_width: 1024, screen_height: 768 });
+    expect(r.status).toBe(202);
+    id = r.body.machine.id;
+    for (let i = 0; i < 600; i++) {
+      if ((await api("GET", `/v1/machines/${id}`)).body.status !== "provisioning") break;
+      await new Promise((res) => setTimeout(res, 100));
+    }
+    expect((await api("GET", `/v1/machines/${id}`)).body.status).toBe("running");
+  }, 120_000);
+
+  afterAll(async () => {
+    if (id) await api("DELETE", `/v1/machines/${id}`).catch(() => {});
+    await s?.stop();
+    if (lo) await removeDevtoolsGuard([DEFAULT_PORT_BASES.devtools + lo, DEFAULT_PORT_BASES.devtools + lo + 100]);
+    page?.close();
+    await inet?.close();
+    if (root) await rm(root, { recursive: true, force: true });
+  }, 60_000);
+
+  it("the terminal cannot reach PostgreSQL, Redis, the API or a metadata address", async () => {
+    const apiPort = new URL(s.url).port;
+    const probe = (host: string, port: string | number) =>
+      `timeout 4 bash -c 'exec 3<>/dev/tcp/${host}/${port}' 2>/dev/null && echo "${host}:${port} open" || echo "${host}:${port} closed"`;
+    const out = await term(
+      [
+        probe("127.0.0.1", 5432),
+        probe("127.0.0.1", 6379),
+        probe("127.0.0.1", apiPort),
+        probe("169.254.169.254", 80),
+        probe("10.255.255.1", 80),
+      ].join("; "),
+    );
+    expect(out.trim().split("\n")).toEqual([
+      "127.0.0.1:5432 closed",
+      "127.0.0.1:6379 closed",
+      `127.0.0.1:${apiPort} closed`,
+      "169.254.169.254:80 closed",
+      "10.255.255.1:80 closed",
+    ]);
+    // the way the issue's tester did it, over TCP and over the unix socket
+    const psql = await term(
+      "psql -h 127.0.0.1 -U postgres -Atc 'select count(*) from pg_database' 2>&1; psql -U postgres -Atc 'select 1' 2>&1",
+    );
+    expect(psql).toMatch(/Connection refused/);
+    expect(psql).toMatch(/No such file or directory/);
+    expect(psql).not.toMatch(/^\d+$/m);
+    expect(await term("redis-cli -h 127.0.0.1 ping 2>&1")).not.toContain("PONG");
+    // the service itself, from the host, still works
+    expect((await call(s.url, "GET", "/v1/machines/health", {})).status).toBe(200);
+  });
+
+  it("the service's files are invisible: DATA_DIR/secrets.key and the repository", async () => {
+    const out = await term(
+      `cat ${s.dataDir}/secrets.key 2>&1; echo ---; cat ${REPO_ROOT}/package.json 2>&1 | head -c 200; echo ---; ls -A ${root}`,
+    );
+    const [secret, repo, homes] = out.split("---\n").map((x) => x.trim());
+    expect(secret).toMatch(/No such file or directory/);
+    expect(secret).not.toContain("abab");
+    expect(repo).toMatch(/No such file or directory/);
+    // the machines' root holds just this machine's own home and runtime directory
+    expect(homes!.split(/\s+/)).toHaveLength(2);
+  });
+
+  it("the same desktop is still driven: navigate to an internet page, click, screenshot", async () => {
+    const nav = await api("POST", `/v1/machines/${id}/browser/navigate`, { parameters: { url: `${base}/` } });
+    expect(nav.body).toMatchObject({ success: true, result: { title: "Outside page" } });
+    const els = (await api("POST", `/v1/machines/${id}/browser/clickables`, { parameters: {} })).body.result
+      .elements as { selector: string; screen_x: number; screen_y: number }[];
+    const btn = els.find((e) => e.selector === "#btn")!;
+    const click = await api("POST", `/v1/machines/${id}/actions`, {
+      command: "click",
+      parameters: { x: btn.screen_x, y: btn.screen_y },
+    });
+    expect(click.body.success).toBe(true);
+    let text = "";
+    for (let i = 0; i < 50 && text !== "clicked"; i++) {
+      text = String(
+        (await api("POST", `/v1/machines/${id}/browser/dom`, { parameters: { selector: "#out" } })).body.result?.text,
+      );
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(text).toBe("clicked");
+    const shot = await api("GET", `/v1/machines/${id}/screenshot`);
+    expect(shot.status).toBe(200);
+  });
+
+  it("DELETE removes the machine's namespaces with its user", async () => {
+    const row = await s.app.deps.db.machine.findUniqueOrThrow({ where: { id } });
+    const user = String((row.handle as { user?: string }).user);
+    expect(existsSync(`/run/netns/${netnsNameOf(user)}`)).toBe(true);
+    const del = await api("DELETE", `/v1/machines/${id}`);
+    expect(del.status).toBeLessThan(300);
+    for (let i = 0; i < 300 && existsSync(`/run/netns/${netnsNameOf(user)}`); i++)
+      await new Promise((r) => setTimeout(r, 100));
+    expect(existsSync(`/run/netns/${netnsNameOf(user)}`)).toBe(false);
+  });
+});
