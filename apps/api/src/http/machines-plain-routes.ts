@@ -8,6 +8,7 @@
 //     POST /v1/machines/{id}/commands/{command_id}/results
 //     POST /v1/machines/{id}/heartbeat
 // Also builds the machine runtime (providers) from the environment.
+import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { CoreError } from "@cua/core/errors";
@@ -35,13 +36,26 @@ import { ReplayedResponse, renderError, toCoreError } from "./render-error.ts";
 /** The repository this service runs from (its .env, sources, local data): hidden from machines. */
 const REPOSITORY_ROOT = fileURLToPath(new URL("../../../../", import.meta.url));
 
+/**
+ * DATA_DIR holds the key file, PGlite and by default the machines' homes: other users may at most
+ * traverse it (0711 when the homes are inside, else 0700), whatever the umask made it.
+ */
+function tightenDataDir(dataDir: string, rootDir: string): void {
+  try {
+    fs.mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+    fs.chmodSync(dataDir, rootDir.startsWith(`${dataDir}/`) ? 0o711 : 0o700);
+  } catch {}
+}
+
 export function machinesRuntimeFromEnv(env: Env): MachinesRuntime {
   const [lo, hi] = env.MACHINE_DISPLAY_RANGE.split("-").map(Number) as [number, number];
+  const rootDir = path.resolve(env.MACHINES_ROOT ?? path.join(env.DATA_DIR, "machines"));
+  if (env.MACHINE_PROVIDER !== "none") tightenDataDir(path.resolve(env.DATA_DIR), rootDir);
   const managed =
     env.MACHINE_PROVIDER === "none"
       ? null
       : new LocalDesktopProvider({
-          rootDir: path.resolve(env.MACHINES_ROOT ?? path.join(env.DATA_DIR, "machines")),
+          rootDir,
           displayRange: [lo, hi],
           publicHost: env.MACHINE_PUBLIC_HOST,
           websocketListenHost: env.MACHINE_WEBSOCKET_LISTEN_HOST,
