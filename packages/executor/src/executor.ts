@@ -22,7 +22,7 @@ import { defaultBackoff } from "./runner/retries.ts";
 import { runCallItem } from "./runner/step-runner.ts";
 import { fireCron } from "./scheduler/cron-ticks.ts";
 import { fireTimer } from "./scheduler/timers.ts";
-import { Worker } from "./scheduler/worker.ts";
+import { WorkerLoop } from "./scheduler/worker.ts";
 import {
   type ExecutorStore,
   type FunctionRecord,
@@ -56,7 +56,7 @@ class EmbeddedExecutor implements Executor {
   private readonly log: ExecutorLogger;
   private readonly ctx: ExecutorContext;
   private readonly sdk: SdkHandler;
-  private readonly worker: Worker;
+  private readonly worker: WorkerLoop;
   /** the functions this process serves (and therefore claims work for) */
   private served = new Map<string, FunctionRecord>();
 
@@ -80,7 +80,7 @@ class EmbeddedExecutor implements Executor {
       ...(options.signingKey ? { signingKey: options.signingKey } : {}),
       onEvents: (events) => this.send(events),
     });
-    this.worker = new Worker({
+    this.worker = new WorkerLoop({
       store: this.store,
       log: this.log,
       now,

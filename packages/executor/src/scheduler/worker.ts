@@ -30,7 +30,7 @@ interface InFlight {
   abandoned: boolean;
 }
 
-export class Worker {
+export class WorkerLoop {
   running = false;
   stopping = false;
   lastPollAt: Date | null = null;
