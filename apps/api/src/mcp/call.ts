@@ -6,8 +6,9 @@
 // text, every base64 image in it (a screenshot) as image content, and an error status as isError with the
 // envelope. A definition without a REST route (the public discovery operations) runs its handler here.
 import { randomBytes } from "node:crypto";
-import { CoreError } from "@cua/core/errors";
+import type { CoreError } from "@cua/core/errors";
 import { pathParams } from "@cua/core/operations/define";
+import { detailsError, requestValidationError, type Where } from "@cua/core/validation";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
 import { toCoreError } from "../http/render-error.ts";
@@ -44,25 +45,27 @@ function queryOf(args: Record<string, unknown>): string {
   return s ? `?${s}` : "";
 }
 
-/** The REST request a tool call stands for; a missing path parameter is the route's VALIDATION_ERROR. */
+/** The REST request a tool call stands for. A missing path parameter cannot reach the route: the arguments
+ * are then validated here by the operation's own schema and the one mapper (path.id, body.x), as the route
+ * would have answered. */
 export function restRequestOf(op: McpOperation, args: Record<string, unknown> | undefined): RestRequest {
   if (!op.path) throw new Error(`${op.id} has no REST route`);
   const rest: Record<string, unknown> = { ...(args ?? {}) };
   let path: string = op.path;
-  const missing: { path: string; message: string }[] = [];
-  for (const p of pathParams(op.path)) {
+  const params = pathParams(op.path);
+  const where: Where = {
+    default: op.method === "GET" || op.method === "DELETE" ? "query" : "body",
+    pathParams: params,
+  };
+  for (const p of params) {
     const v = rest[p];
     delete rest[p];
     if (typeof v !== "string" && typeof v !== "number") {
-      missing.push({ path: `path.${p}`, message: "Required" });
-      continue;
+      const r = op.input.safeParse(args ?? {});
+      if (!r.success) throw requestValidationError(r.error.issues, where);
+      throw detailsError([{ path: `path.${p}`, message: "Required" }]);
     }
     path = path.replace(`{${p}}`, encodeURIComponent(String(v)));
-  }
-  if (missing.length) {
-    throw new CoreError("VALIDATION_ERROR", missing.map((m) => `${m.path}: ${m.message}`).join("; "), {
-      details: missing,
-    });
   }
   const url = `/v1${path}`;
   if (op.method === "GET" || op.method === "DELETE") return { method: op.method, url: url + queryOf(rest) };
