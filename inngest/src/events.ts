@@ -8,6 +8,8 @@
 // Events carry ids only: a function loads what it needs through core (one core call per step), so an
 // event never holds a stale copy of a record. Planned events (workflows, schedules, chain triggers)
 // are listed in docs/executor.md and are added here together with the functions that receive them.
+// To add one: an `eventType(name, { schema })` below and its entry in `appEvents`; a function triggers
+// on the object, and senders use its create().
 import { eventType } from "inngest";
 import { z } from "zod";
 
