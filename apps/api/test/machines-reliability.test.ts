@@ -357,11 +357,21 @@ describe("desktops reconciled with reality (issue 10 failure 6)", () => {
     // the lease a crashed API process left behind: its holder (this host, this boot) no longer exists
     const gone = spawnSync("true");
     const holder = (await leaseOwner()).split("/").slice(0, 2).concat(String(gone.pid), "1").join("/");
-    await s.app.deps.db.machine.update({
-      where: { id },
-      data: { opLockedUntil: new Date(Date.now() + 10 * 60_000), opLockedBy: holder },
-    });
-    await reapUid(uid, 500); // and its desktop died with it
+    const crash = async () => {
+      await s.app.deps.db.machine.update({
+        where: { id },
+        data: { opLockedUntil: new Date(Date.now() + 10 * 60_000), opLockedBy: holder },
+      });
+      await reapUid(uid, 500); // and its desktop died with it
+    };
+    // a failed action reconciles through such a lease too
+    await crash();
+    expect((await api("GET", `/v1/machines/${id}/screenshot`)).status).toBe(502);
+    expect((await api("GET", `/v1/machines/${id}/screenshot`)).body).toMatchObject({ width: 1280, height: 720 });
+    const after = await s.app.deps.db.machine.findUniqueOrThrow({ where: { id } });
+    expect(after.opLockedUntil).toBeNull();
+    // and DELETE does not wait for its expiry
+    await crash();
     const t0 = Date.now();
     const r = await api("DELETE", `/v1/machines/${id}`);
     const ms = Date.now() - t0;

@@ -11,7 +11,7 @@ import type { Machine } from "@cua/db/generated";
 import { CoreError } from "../errors.ts";
 import type { CommandResult, MachineHandle, MachineProvider, OpResult } from "../machines/provider.ts";
 import { bindManaged } from "./machine-access.ts";
-import { asJson, setMachineStatus, withMachineOp } from "./machine-ops.ts";
+import { asJson, holderGone, setMachineStatus, withMachineOp } from "./machine-ops.ts";
 import type { MachinesDeps } from "./runtime.ts";
 
 /** status_reason of machines the service stopped at its shutdown; reconcile at start resumes them */
@@ -97,13 +97,15 @@ export async function reconcileRow(
   return { outcome, status: m.status, detail: r.detail };
 }
 
-/** The op lease when it is free right now; null when another operation holds it (it settles the state). */
+/**
+ * The op lease when it is free right now (or held by a process of this host that is gone); null when
+ * another live operation holds it (that operation settles the state).
+ */
 async function withFreeLease<T>(deps: MachinesDeps, id: string, fn: (m: Machine) => Promise<T>): Promise<T | null> {
-  const now = new Date();
-  const free = await deps.db.machine.count({
-    where: { id, OR: [{ opLockedUntil: null }, { opLockedUntil: { lt: now } }] },
-  });
-  if (free === 0) return null;
+  const cur = await deps.db.machine.findUnique({ where: { id }, select: { opLockedUntil: true, opLockedBy: true } });
+  if (!cur) return null;
+  const free = !cur.opLockedUntil || cur.opLockedUntil < new Date() || (await holderGone(cur.opLockedBy));
+  if (!free) return null;
   return withMachineOp(deps, id, fn).catch((e) => {
     if (e instanceof CoreError && e.code === "INVALID_STATE") return null;
     throw e;
