@@ -10,10 +10,10 @@
 import { existsSync } from "node:fs";
 import { chmod, mkdtemp, rm } from "node:fs/promises";
 import http from "node:http";
-import type { AddressInfo } from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { DriverClient } from "../apps/driver/src/client.ts";
+import { startTestInternet } from "../packages/core/src/machines/isolation/test-internet.ts";
 import { percentile, startBenchService } from "./lib.ts";
 
 function arg(name: string, fallback: number): number {
@@ -38,8 +38,12 @@ export async function benchMachines() {
     res.writeHead(200, { "content-type": "text/html" });
     res.end(PAGE);
   });
-  await new Promise<void>((r) => page.listen(0, "127.0.0.1", r));
-  const pageUrl = `http://127.0.0.1:${(page.address() as AddressInfo).port}/`;
+  // machines run isolated (docs/security.md): the page is served from the stand-in internet
+  const sock = path.join(os.tmpdir(), `cua-bench-api-page-${process.pid}.sock`);
+  await rm(sock, { force: true });
+  await new Promise<void>((r) => page.listen(sock, r));
+  const inet = await startTestInternet();
+  const pageUrl = `${await inet.expose(sock)}/`;
   const svc = await startBenchService({
     credits: 100_000,
     env: { DATA_DIR: path.join(root, "data"), MACHINES_ROOT: path.join(root, "machines") },
@@ -172,6 +176,7 @@ export async function benchMachines() {
   } finally {
     await svc.stop();
     page.close();
+    await inet.close();
     await rm(root, { recursive: true, force: true });
   }
 }

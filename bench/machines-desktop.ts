@@ -6,9 +6,9 @@
 import { execFileSync } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
 import http from "node:http";
-import type { AddressInfo } from "node:net";
 import os from "node:os";
 import path from "node:path";
+import { startTestInternet } from "../packages/core/src/machines/isolation/test-internet.ts";
 import { LocalDesktopProvider } from "../packages/core/src/machines/local-desktop-provider.ts";
 
 function arg(name: string, fallback: number): number {
@@ -32,8 +32,13 @@ const server = http.createServer((_, res) => {
   res.writeHead(200, { "content-type": "text/html" });
   res.end(PAGE);
 });
-await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
-const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
+// the machine runs isolated (docs/security.md): it cannot reach the host's loopback, so the page is
+// served from the stand-in internet through a unix socket
+const sock = path.join(os.tmpdir(), `cua-bench-page-${process.pid}.sock`);
+await rm(sock, { force: true });
+await new Promise<void>((r) => server.listen(sock, r));
+const inet = await startTestInternet();
+const url = `${await inet.expose(sock)}/`;
 
 const root = await mkdtemp(path.join(os.tmpdir(), "cua-bench-"));
 const provider = new LocalDesktopProvider({ rootDir: root });
@@ -110,6 +115,7 @@ try {
   );
   await provider.close();
   server.close();
+  await inet.close();
   await rm(root, { recursive: true, force: true });
   if (t.leftover_processes !== 0) console.log(`WARNING: ${t.leftover_processes} processes left`);
 }

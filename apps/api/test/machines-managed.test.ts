@@ -7,10 +7,10 @@ import { execFileSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import http from "node:http";
-import type { AddressInfo } from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { removeDevtoolsGuard } from "@cua/core/machines/devtools-guard";
+import { startTestInternet, type TestInternet } from "@cua/core/machines/isolation/test-internet";
 import { DEFAULT_PORT_BASES } from "@cua/core/machines/local-desktop-provider";
 import { decodePng } from "@cua/core/machines/png";
 import { processesOfUid, signalPid } from "@cua/core/machines/process-utils";
@@ -97,6 +97,7 @@ if (!enabled) throw new Error("real-desktop tests need root and the packages of 
 
 /** first X display of this file (its DevTools ports are DEFAULT_PORT_BASES.devtools + display) */
 let lo = 0;
+let inet: TestInternet | undefined;
 
 describe("managed machines on real desktops (live key)", () => {
   beforeAll(async () => {
@@ -105,8 +106,13 @@ describe("managed machines on real desktops (live key)", () => {
       res.writeHead(200, { "content-type": "text/html" });
       res.end(PAGE);
     });
-    await new Promise<void>((r) => page.listen(0, "127.0.0.1", r));
-    base = `http://127.0.0.1:${(page.address() as AddressInfo).port}`;
+    // machines run isolated (docs/security.md) and cannot reach the host's loopback: the page is served
+    // from the stand-in internet (isolation/test-internet.ts) through a unix socket
+    const sock = path.join(os.tmpdir(), `cua-page-${process.pid}.sock`);
+    await rm(sock, { force: true });
+    await new Promise<void>((r) => page.listen(sock, r));
+    inet = await startTestInternet();
+    base = await inet.expose(sock);
     lo = 300 + (process.pid % 300);
     env = {
       MACHINES_ROOT: root,
@@ -135,6 +141,7 @@ describe("managed machines on real desktops (live key)", () => {
       if (firstDataDir) await rm(firstDataDir, { recursive: true, force: true });
     }
     page?.close();
+    await inet?.close();
     if (root) await rm(root, { recursive: true, force: true });
   }, 60_000);
 

@@ -6,10 +6,10 @@
 import { existsSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import http from "node:http";
-import type { AddressInfo } from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { removeDevtoolsGuard } from "@cua/core/machines/devtools-guard";
+import { startTestInternet, type TestInternet } from "@cua/core/machines/isolation/test-internet";
 import { DEFAULT_PORT_BASES } from "@cua/core/machines/local-desktop-provider";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { call, startTestServer, type TestServer } from "./helpers.ts";
@@ -45,6 +45,7 @@ if (!enabled) throw new Error("real-desktop tests need root and the packages of 
 
 /** first X display of this file (its DevTools ports are DEFAULT_PORT_BASES.devtools + display) */
 let lo = 0;
+let inet: TestInternet | undefined;
 
 describe("a live run on a real managed desktop with the local engine", () => {
   beforeAll(async () => {
@@ -65,8 +66,13 @@ describe("a live run on a real managed desktop with the local engine", () => {
       res.writeHead(200, { "content-type": "text/html" });
       res.end(FORM);
     });
-    await new Promise<void>((r) => page.listen(0, "127.0.0.1", r));
-    base = `http://127.0.0.1:${(page.address() as AddressInfo).port}`;
+    // machines run isolated (docs/security.md) and cannot reach the host's loopback: the page is served
+    // from the stand-in internet (isolation/test-internet.ts) through a unix socket
+    const sock = path.join(os.tmpdir(), `cua-page-${process.pid}.sock`);
+    await rm(sock, { force: true });
+    await new Promise<void>((r) => page.listen(sock, r));
+    inet = await startTestInternet();
+    base = await inet.expose(sock);
     lo = 520 + (process.pid % 200);
     s = await startTestServer({
       MACHINES_ROOT: root,
@@ -80,6 +86,7 @@ describe("a live run on a real managed desktop with the local engine", () => {
     if (lo) await removeDevtoolsGuard([DEFAULT_PORT_BASES.devtools + lo, DEFAULT_PORT_BASES.devtools + lo + 150]);
     await s?.stop();
     page?.close();
+    await inet?.close();
     if (root) await rm(root, { recursive: true, force: true });
   }, 60_000);
 
