@@ -387,3 +387,83 @@ describe("desktops reconciled with reality (issue 10 failure 6)", () => {
     );
   }, 60_000);
 });
+
+describe("SIGTERM to the service process (issue 10 failure 6: stopping the service left 1.3 GiB of desktops)", () => {
+  let tdb: TestDatabase;
+  let root: string;
+  const children: ReturnType<typeof spawnService>[] = [];
+
+  beforeAll(async () => {
+    tdb = await createTestDatabase();
+    root = await mkdtemp(path.join(os.tmpdir(), "cua-api-sigterm-"));
+    spawnSync("chmod", ["711", root]);
+  });
+
+  afterAll(async () => {
+    for (const c of children) await stopChild(c.child);
+    await tdb?.drop().catch(() => {});
+    if (root) await rm(root, { recursive: true, force: true });
+  }, 60_000);
+
+  it("SIGTERM stops the desktops (stopped / service_stopped, files kept); the next start resumes them", async () => {
+    const deps = { db: tdb.db, clock: systemClock, logger: silentLogger, kek: Buffer.from(TEST_SECRETS_KEY, "hex") };
+    const acct = await createAccount(deps, { name: "sigterm", tier: "enterprise", credits: 1000 });
+    const service = () => {
+      const c = spawnService({
+        DATABASE_URL: tdb.url,
+        SECRETS_KEY: TEST_SECRETS_KEY,
+        DATA_DIR: path.join(root, "data"),
+        MACHINES_ROOT: path.join(root, "machines"),
+        MACHINE_DISPLAY_RANGE: RANGE,
+        MACHINE_METER_INTERVAL_MS: "3600000",
+      });
+      children.push(c);
+      return c;
+    };
+    const c1 = service();
+    const url = await c1.url();
+    const api = (u: string, method: string, p: string, body?: unknown) =>
+      call(u, method, p, { key: acct.live_key, body });
+    const id = (await api(url, "POST", "/v1/machines", { display_name: "sigterm" })).body.machine.id as string;
+    await waitFor(
+      () => api(url, "GET", `/v1/machines/${id}`),
+      (r) => r.body.status === "running",
+      60_000,
+      "running",
+    );
+    expect(
+      (await api(url, "POST", `/v1/machines/${id}/files/write`, { parameters: { path: "kept.txt", content: "kept" } }))
+        .body.success,
+    ).toBe(true);
+    const { uid, user } = (await tdb.db.machine.findUniqueOrThrow({ where: { id } })).handle as unknown as {
+      uid: number;
+      user: string;
+    };
+    expect((await processesOfUid(uid)).length).toBeGreaterThan(0);
+
+    await stopChild(c1.child, "SIGTERM");
+    expect(c1.child.exitCode).toBe(0);
+    expect(await processesOfUid(uid)).toHaveLength(0);
+    expect(await tdb.db.machine.findUniqueOrThrow({ where: { id } })).toMatchObject({
+      status: "stopped",
+      statusReason: "service_stopped",
+    });
+    expect(existsSync(path.join(root, "machines", user, "kept.txt"))).toBe(true);
+
+    const c2 = service();
+    const url2 = await c2.url();
+    await waitFor(
+      () => api(url2, "GET", `/v1/machines/${id}`),
+      (r) => r.body.status === "running",
+      60_000,
+      "resumed",
+    );
+    expect(
+      (await api(url2, "POST", `/v1/machines/${id}/files/read`, { parameters: { path: "kept.txt" } })).body.result,
+    ).toMatchObject({ content: "kept" });
+    expect((await api(url2, "GET", `/v1/machines/${id}/screenshot`)).body).toMatchObject({ width: 1280, height: 720 });
+    expect((await api(url2, "DELETE", `/v1/machines/${id}`)).body.status).toBe("terminated");
+    expect(userExists(user)).toBe(false);
+    await stopChild(c2.child, "SIGTERM");
+  }, 180_000);
+});
