@@ -182,6 +182,35 @@ describe.each([
     expect(Object.keys(act.structuredContent!).sort()).toEqual(Object.keys(restAct.body).sort());
     const actImages = act.content.filter((x) => x.type === "image");
     expect(actImages).toHaveLength(typeof restAct.body.screenshot === "string" ? 1 : 0);
+    expect((await tool(c, "terminate_machine", { id })).isError).toBeFalsy();
+  });
+
+  it("an Idempotency-Key in the call's _meta reaches the REST route: the same key replays the first answer", async () => {
+    const key = `mcp-${Math.random().toString(36).slice(2)}`;
+    const call1 = (await c.callTool({
+      name: "create_machine",
+      arguments: { display_name: "once" },
+      _meta: { "svc/idempotency_key": key },
+    })) as CallToolResult;
+    const call2 = (await c.callTool({
+      name: "create_machine",
+      arguments: { display_name: "once" },
+      _meta: { "svc/idempotency_key": key },
+    })) as CallToolResult;
+    expect(call1.isError).toBeFalsy();
+    expect((call2.structuredContent as any).machine.id).toBe((call1.structuredContent as any).machine.id);
+    expect(call2._meta?.["svc/x-service-idempotent-replay"]).toBe("true");
+    expect(call1._meta?.["svc/x-service-idempotent-replay"]).toBeUndefined();
+    // a malformed key is the route's 400
+    const bad = (await c.callTool({
+      name: "create_machine",
+      arguments: {},
+      _meta: { "svc/idempotency_key": "has spaces" },
+    })) as CallToolResult;
+    toolError(bad, "INVALID_IDEMPOTENCY_KEY");
+    // test keys hold at most 5 mock machines (SPEC "Limits"): give this one back
+    const gone = await tool(c, "terminate_machine", { id: (call1.structuredContent as any).machine.id });
+    expect(gone.isError, JSON.stringify(gone).slice(0, 300)).toBeFalsy();
   });
 
   it("get_usage (group account) answers what GET /v1/usage answers", async () => {

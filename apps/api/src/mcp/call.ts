@@ -19,7 +19,12 @@ export interface RestRequest {
   /** "/v1/machines/mch_test_1/start?x=1" */
   url: string;
   body?: unknown;
+  /** the call's Idempotency-Key (from the tools/call request's `_meta["svc/idempotency_key"]`) */
+  idempotencyKey?: string;
 }
+
+/** `_meta` key of a tools/call request that carries an Idempotency-Key for the REST request (docs/mcp.md). */
+export const IDEMPOTENCY_META = "svc/idempotency_key";
 
 export interface RestAnswer {
   status: number;
@@ -116,7 +121,13 @@ function header(h: RestAnswer["headers"], name: string): string | undefined {
 export function toolResultOf(ans: RestAnswer): CallToolResult {
   const ctype = header(ans.headers, "content-type") ?? "";
   const meta: Record<string, unknown> = { "svc/http_status": ans.status };
-  for (const h of ["x-service-request-id", "x-credits-charged", "x-service-key-kind", "x-service-test-mode"]) {
+  for (const h of [
+    "x-service-request-id",
+    "x-credits-charged",
+    "x-service-key-kind",
+    "x-service-test-mode",
+    "x-service-idempotent-replay",
+  ]) {
     const v = header(ans.headers, h);
     if (v !== undefined) meta[`svc/${h}`] = v;
   }

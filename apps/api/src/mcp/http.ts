@@ -57,6 +57,7 @@ export function registerMcp(app: FastifyInstance, deps: AppDeps): void {
           accept: "application/json",
           "user-agent": `svc-mcp/${deps.version}`,
           ...(r.body !== undefined ? { "content-type": "application/json" } : {}),
+          ...(r.idempotencyKey !== undefined ? { "idempotency-key": r.idempotencyKey } : {}),
         },
         ...(r.body !== undefined ? { payload: JSON.stringify(r.body) } : {}),
       });

@@ -16,6 +16,7 @@ import {
 } from "@modelcontextprotocol/sdk/types.js";
 import {
   errorResult,
+  IDEMPOTENCY_META,
   type RenderEnvelope,
   type RestForward,
   restRequestOf,
@@ -61,7 +62,12 @@ export function createMcpServer(o: McpServerOptions): Server {
     if (!tool) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${req.params.name}`);
     const args = req.params.arguments;
     try {
-      if (tool.op.path) return toolResultOf(await o.forward(restRequestOf(tool.op, args)));
+      if (tool.op.path) {
+        const rest = restRequestOf(tool.op, args);
+        const key = req.params._meta?.[IDEMPOTENCY_META];
+        if (typeof key === "string") rest.idempotencyKey = key;
+        return toolResultOf(await o.forward(rest));
+      }
       const out = await o.runLocal(tool.op, validateLocal(tool.op, args));
       return toolResultOf({
         status: 200,
