@@ -111,11 +111,12 @@ export function mountScript(hidden: string[], keep: string[]): string {
     lines.push(`mkdir -p /run/.keep/${i}`, `mount --bind ${shq(k)} /run/.keep/${i}`);
   });
   for (const c of cover) lines.push(`mount -t tmpfs -o mode=0755,size=256k,nosuid,nodev cua-hidden ${shq(c)}`);
+  for (const k of kept) lines.push(`mkdir -p ${shq(k)}`);
+  for (const c of cover) lines.push(`mount -o remount,ro,nosuid,nodev ${shq(c)}`);
   kept.forEach((k, i) => {
-    lines.push(`mkdir -p ${shq(k)}`, `mount --move /run/.keep/${i} ${shq(k)}`);
+    lines.push(`mount --move /run/.keep/${i} ${shq(k)}`);
   });
   if (kept.length) lines.push("rmdir /run/.keep/* /run/.keep");
-  for (const c of cover) lines.push(`mount -o remount,ro,nosuid,nodev ${shq(c)}`);
   lines.push("mount -t proc -o nosuid,nodev,noexec,hidepid=invisible proc /proc");
   // read-only /run, without libmount's record (utab) of the mounts above
   lines.push("rm -rf /run/mount", "mount -n -o remount,ro,nosuid,nodev /run");

@@ -151,19 +151,30 @@ export async function setupNetwork(
       `ip addr add ${a.machine}/30 dev eth0`,
       "ip link set eth0 up",
       `ip route add default via ${a.host}`,
-      ports
-        ? `iptables -w 10 -t nat -A PREROUTING -i eth0 -p tcp -m multiport --dports ${ports} -j DNAT --to-destination 127.0.0.1`
-        : "true",
-      // the namespace's own egress filter: a second wall behind the host's rules (the machine's user
-      // cannot change it: it has no capability in this namespace); the host end of the link is private
-      // Chromium's DevTools is the service's: the machine's own processes are refused (the DevTools
-      // guard's rule, inside the namespace); the service's connections arrive from eth0 (PREROUTING)
-      servicePorts
-        ? `iptables -w 10 -A OUTPUT -o lo -p tcp --dport ${servicePorts[0]}:${servicePorts[1]} -j REJECT --reject-with tcp-reset`
-        : "true",
-      ...egressRules(dnsServers).map((r) => `iptables -w 10 -A OUTPUT ${r.join(" ")}`),
+      "iptables-restore", // the rules below, from stdin, in one transaction
     ].join("\n");
-    const r = await run("nsenter", [`--net=${netnsPath}`, "--", "/bin/sh", "-c", script], { timeoutMs: 20_000 });
+    // the namespace's own rules: DNAT of the forwarded ranges to its loopback; Chromium's DevTools is the
+    // service's, so the machine's own processes are refused there (the DevTools guard, inside); and an
+    // egress filter, a second wall behind the host's rules (the machine's user cannot change them: it
+    // has no capability in this namespace)
+    const rules = [
+      "*nat",
+      ...(ports
+        ? [`-A PREROUTING -i eth0 -p tcp -m multiport --dports ${ports} -j DNAT --to-destination 127.0.0.1`]
+        : []),
+      "COMMIT",
+      "*filter",
+      ...(servicePorts
+        ? [`-A OUTPUT -o lo -p tcp --dport ${servicePorts[0]}:${servicePorts[1]} -j REJECT --reject-with tcp-reset`]
+        : []),
+      ...egressRules(dnsServers).map((r) => `-A OUTPUT ${r.join(" ")}`),
+      "COMMIT",
+      "",
+    ].join("\n");
+    const r = await run("nsenter", [`--net=${netnsPath}`, "--", "/bin/sh", "-c", script], {
+      timeoutMs: 20_000,
+      input: rules,
+    });
     if (r.code !== 0) throw new Error(`configuring ${netns}: ${r.stderr.trim() || `exit ${r.code}`}`);
   } catch (e) {
     await teardownNetwork(userName).catch(() => {});
