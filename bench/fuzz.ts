@@ -40,7 +40,9 @@ export async function benchFuzz() {
     console.log(`per status: ${statuses.map(([s, n]) => `${s}: ${n}`).join(", ")}`);
     console.log(`unsendable by Node's client (skipped): ${t.unsendable}`);
     console.log(`outside the envelope: ${t.outsideEnvelope}`);
-    console.log(`5xx: ${t.fiveXX}`);
+    console.log(
+      `5xx: ${t.fiveXX} (besides ${t.designed503} x 503 UPSTREAM_UNAVAILABLE: live machine creation, no provider configured)`,
+    );
     console.log(`no answer: ${t.noAnswer}`);
     for (const p of t.problems.slice(0, 10)) console.log(`  ${p.op} [${p.what.join("; ")}] ${p.target}: ${p.problem}`);
   } finally {
