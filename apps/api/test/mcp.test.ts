@@ -303,6 +303,26 @@ describe("MCP without a key and with a wrong key", () => {
     await expect(stdioClient(`sk-svc-test-${"0".repeat(48)}`)).rejects.toThrow(/401|INVALID_API_KEY/);
   });
 
+  it("POST /mcp answers carry the request id and, for a key, its kind (DECISIONS amendments)", async () => {
+    const r = await fetch(`${s.url}/mcp`, {
+      method: "POST",
+      headers: {
+        Authorization: `Bearer ${acct.test_key}`,
+        "Content-Type": "application/json",
+        Accept: "application/json, text/event-stream",
+        "MCP-Protocol-Version": "2025-06-18",
+      },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 7, method: "tools/call", params: { name: "get_pricing" } }),
+    });
+    expect(r.status).toBe(200);
+    expect(r.headers.get("x-service-request-id")).toMatch(/^req_/);
+    expect(r.headers.get("x-service-key-kind")).toBe("test");
+    expect(r.headers.get("x-service-test-mode")).toBe("true");
+    const body = await r.json();
+    expect(body.id).toBe(7);
+    expect(body.result.structuredContent.credit_usd).toBe(0.01);
+  });
+
   it("GET /mcp is 405 (stateless server, no stream to open)", async () => {
     const r = await fetch(`${s.url}/mcp`, { headers: { Accept: "text/event-stream" } });
     expect(r.status).toBe(405);

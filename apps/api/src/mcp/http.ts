@@ -42,9 +42,9 @@ export function registerMcp(app: FastifyInstance, deps: AppDeps): void {
   app.post("/mcp", async (req, reply) => {
     const cred = credentialHeaders(req);
     // as in REST: a credential that is sent must be valid (401 envelope, WWW-Authenticate) before anything else
-    if (Object.keys(cred).length) {
-      await authenticateKey(deps, readApiKey({ xApiKey: cred["x-api-key"], authorization: cred.authorization }));
-    }
+    const principal = Object.keys(cred).length
+      ? await authenticateKey(deps, readApiKey({ xApiKey: cred["x-api-key"], authorization: cred.authorization }))
+      : undefined;
     const baseUrl = baseUrlOf({ deps, req });
     const forward: RestForward = async (r) => {
       const res = await app.inject({
@@ -83,6 +83,11 @@ export function registerMcp(app: FastifyInstance, deps: AppDeps): void {
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     reply.hijack();
     reply.raw.setHeader("X-Service-Request-Id", String(req.id));
+    if (principal) {
+      // DECISIONS "Compatibility amendments": every response to an API key names its kind
+      reply.raw.setHeader("X-Service-Key-Kind", principal.mode);
+      if (principal.mode === "test") reply.raw.setHeader("X-Service-Test-Mode", "true");
+    }
     reply.raw.on("close", () => {
       void transport.close();
       void server.close();
