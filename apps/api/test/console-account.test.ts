@@ -192,7 +192,7 @@ describe("API keys", () => {
     ).data;
     const r = await trpc(s.url, "console.keys.revoke", { input: { key_id: k.id }, cookie: b.cookie });
     expect(r.status).toBe(404);
-    expect(r.error.code).toBe("NOT_FOUND");
+    expect(r.error.code).toBe("KEY_NOT_FOUND");
     expect((await call(s.url, "GET", "/v1/usage", { key: k.key })).status).toBe(200);
   });
 

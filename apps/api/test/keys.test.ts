@@ -91,11 +91,11 @@ describe("GET /v1/keys and DELETE /v1/keys/{key_id}", () => {
 
   it("a key of the other mode is 404, an unknown one 404, a malformed id 400", async () => {
     const testKeys = (await call(s.url, "GET", "/v1/keys", { key: acct.test_key })).body.keys;
-    envelope(await call(s.url, "DELETE", `/v1/keys/${testKeys[0].id}`, { key: acct.live_key }), 404, "NOT_FOUND");
+    envelope(await call(s.url, "DELETE", `/v1/keys/${testKeys[0].id}`, { key: acct.live_key }), 404, "KEY_NOT_FOUND");
     envelope(
       await call(s.url, "DELETE", "/v1/keys/key_000000000000000000000000", { key: acct.live_key }),
       404,
-      "NOT_FOUND",
+      "KEY_NOT_FOUND",
     );
     envelope(await call(s.url, "DELETE", `/v1/keys/${"a".repeat(129)}`, { key: acct.live_key }), 400, "INVALID_KEY_ID");
     envelope(await call(s.url, "DELETE", "/v1/keys/bad%20id", { key: acct.live_key }), 400, "INVALID_KEY_ID");
@@ -104,7 +104,7 @@ describe("GET /v1/keys and DELETE /v1/keys/{key_id}", () => {
   it("another account's key is 404 and stays usable", async () => {
     const other = await s.account();
     const theirs = (await call(s.url, "GET", "/v1/keys", { key: other.live_key })).body.keys[0];
-    envelope(await call(s.url, "DELETE", `/v1/keys/${theirs.id}`, { key: acct.live_key }), 404, "NOT_FOUND");
+    envelope(await call(s.url, "DELETE", `/v1/keys/${theirs.id}`, { key: acct.live_key }), 404, "KEY_NOT_FOUND");
     expect((await call(s.url, "GET", "/v1/keys", { key: other.live_key })).status).toBe(200);
   });
 
@@ -113,7 +113,7 @@ describe("GET /v1/keys and DELETE /v1/keys/{key_id}", () => {
     const r = await call(s.url, "DELETE", `/v1/keys/${k.id}`, { key: acct.live_key });
     expect(r.status).toBe(200);
     expect(r.body).toMatchObject({ id: k.id, revoked: true });
-    envelope(await call(s.url, "DELETE", `/v1/keys/${k.id}`, { key: acct.live_key }), 404, "NOT_FOUND");
+    envelope(await call(s.url, "DELETE", `/v1/keys/${k.id}`, { key: acct.live_key }), 404, "KEY_NOT_FOUND");
     const list = await call(s.url, "GET", "/v1/keys", { key: acct.live_key });
     expect(list.body.keys.map((x: { id: string }) => x.id)).not.toContain(k.id);
   });

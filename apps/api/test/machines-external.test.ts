@@ -491,14 +491,14 @@ describe("owner rules for external machines", () => {
       400,
       "UNSUPPORTED_MACHINE_KIND",
     );
-    envelope(await call(s.url, "GET", `/v1/machines/${m.machine_id}`, { key: other.live_key }), 404, "NOT_FOUND");
+    envelope(await call(s.url, "GET", `/v1/machines/${m.machine_id}`, { key: other.live_key }), 404, "MACHINE_NOT_FOUND");
     envelope(
       await call(s.url, "POST", `/v1/machines/${m.machine_id}/actions`, {
         key: other.live_key,
         body: { command: "click", parameters: { x: 1, y: 1 } },
       }),
       404,
-      "NOT_FOUND",
+      "MACHINE_NOT_FOUND",
     );
   });
 

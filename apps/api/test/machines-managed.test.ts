@@ -153,7 +153,7 @@ describe("managed machines on real desktops (live key)", () => {
       "INSUFFICIENT_CREDITS",
     );
     expect(e).toMatchObject({ required: 20, balance: 10 });
-    envelope(await api("POST", "/v1/machines", { os_type: "windows" }), 403, "FEATURE_NOT_AVAILABLE");
+    envelope(await api("POST", "/v1/machines", { os_type: "windows" }), 400, "FEATURE_NOT_AVAILABLE");
   });
 
   it("provisions: 202 provisioning, then running; the gate is not a fee", async () => {
@@ -419,7 +419,7 @@ describe("managed machines on real desktops (live key)", () => {
     expect(
       (await api("POST", `/v1/machines/${other}/files/read`, { parameters: { path: "snap.txt" } })).body.result.content,
     ).toBe("v1");
-    envelope(await api("GET", `/v1/machines/${other}/screenshot`), 403, "FEATURE_NOT_AVAILABLE");
+    envelope(await api("GET", `/v1/machines/${other}/screenshot`), 400, "FEATURE_NOT_AVAILABLE");
     const del = await api("DELETE", `/v1/machines/${other}`);
     expect(del.body).toMatchObject({ status: "terminated" });
     const h = await handleOf(other);

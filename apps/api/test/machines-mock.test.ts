@@ -117,16 +117,19 @@ describe("provisioning and records (test key)", () => {
     const extra = await call(s.url, "POST", "/v1/machines", { key: acct.test_key, body: { display_name: "second" } });
     const p1 = await call(s.url, "GET", "/v1/machines?limit=1", { key: acct.test_key });
     expect(p1.status).toBe(200);
-    expect(p1.body.machines).toHaveLength(1);
-    expect(p1.body.machines[0].id).toBe(extra.body.machine.id);
+    expect(p1.body).toMatchObject({ object: "list", request_id: p1.headers.get("x-service-request-id") });
+    expect(p1.body.data).toHaveLength(1);
+    expect(p1.body.data[0].id).toBe(extra.body.machine.id);
     expect(p1.body.has_more).toBe(true);
     const p2 = await call(s.url, "GET", `/v1/machines?limit=1&cursor=${p1.body.next_cursor}`, { key: acct.test_key });
-    expect(p2.body.machines[0].id).toBe(id);
+    expect(p2.body.data[0].id).toBe(id);
     expect(p2.body).toMatchObject({ has_more: false, next_cursor: null });
     const all = await call(s.url, "GET", "/v1/machines", { key: acct.test_key });
-    expect(all.body.machines.map((m: { id: string }) => m.id)).toEqual([extra.body.machine.id, id]);
-    for (const l of ["0", "201", "x", "1.5"])
-      envelope(await call(s.url, "GET", `/v1/machines?limit=${l}`, { key: acct.test_key }), 400, "INVALID_LIMIT");
+    expect(all.body.data.map((m: { id: string }) => m.id)).toEqual([extra.body.machine.id, id]);
+    for (const l of ["0", "201", "x", "1.5"]) {
+      const e = envelope(await call(s.url, "GET", `/v1/machines?limit=${l}`, { key: acct.test_key }), 400, "INVALID_LIMIT");
+      expect(e).toMatchObject({ actual: l, min: 1, max: 200 });
+    }
     envelope(await call(s.url, "GET", "/v1/machines?cursor=nope", { key: acct.test_key }), 400, "INVALID_CURSOR");
     envelope(
       await call(s.url, "GET", "/v1/machines?status=dancing", { key: acct.test_key }),
@@ -134,30 +137,30 @@ describe("provisioning and records (test key)", () => {
       "INVALID_STATUS_FILTER",
     );
     const terminated = await call(s.url, "GET", "/v1/machines?status=terminated", { key: acct.test_key });
-    expect(terminated.body.machines.length).toBeGreaterThan(0);
+    expect(terminated.body.data.length).toBeGreaterThan(0);
     await call(s.url, "DELETE", `/v1/machines/${extra.body.machine.id}`, { key: acct.test_key });
   });
 
   it("isolates accounts and modes: another account's machine and a test id on a live key are 404; bad ids 400", async () => {
-    envelope(await call(s.url, "GET", `/v1/machines/${id}`, { key: other.test_key }), 404, "NOT_FOUND");
-    envelope(await call(s.url, "GET", `/v1/machines/${id}`, { key: acct.live_key }), 404, "NOT_FOUND");
-    envelope(await call(s.url, "DELETE", `/v1/machines/${id}`, { key: other.test_key }), 404, "NOT_FOUND");
+    envelope(await call(s.url, "GET", `/v1/machines/${id}`, { key: other.test_key }), 404, "MACHINE_NOT_FOUND");
+    envelope(await call(s.url, "GET", `/v1/machines/${id}`, { key: acct.live_key }), 404, "MACHINE_NOT_FOUND");
+    envelope(await call(s.url, "DELETE", `/v1/machines/${id}`, { key: other.test_key }), 404, "MACHINE_NOT_FOUND");
     envelope(
       await call(s.url, "POST", `/v1/machines/${id}/actions`, {
         key: other.test_key,
         body: { command: "wait", parameters: { seconds: 0 } },
       }),
       404,
-      "NOT_FOUND",
+      "MACHINE_NOT_FOUND",
     );
-    expect((await call(s.url, "GET", "/v1/machines", { key: other.test_key })).body.machines).toEqual([]);
+    expect((await call(s.url, "GET", "/v1/machines", { key: other.test_key })).body.data).toEqual([]);
     for (const bad of ["abc", "mch_test_XYZ", "mch_live_00", "123e4567-e89b-12d3-a456-42661417400"]) {
       envelope(await call(s.url, "GET", `/v1/machines/${bad}`, { key: acct.test_key }), 400, "INVALID_MACHINE_ID");
     }
     envelope(
       await call(s.url, "GET", "/v1/machines/123e4567-e89b-12d3-a456-426614174000", { key: acct.test_key }),
       404,
-      "NOT_FOUND",
+      "MACHINE_NOT_FOUND",
     );
   });
 
@@ -189,6 +192,7 @@ describe("provisioning and records (test key)", () => {
   it("pricing and health", async () => {
     const p = await call(s.url, "GET", "/v1/machines/pricing", { key: acct.test_key });
     expect(p.body).toEqual({
+      request_id: p.headers.get("x-service-request-id"),
       linux_running_per_hour: 5,
       windows_running_per_hour: 9,
       stopped_per_hour: 1,
@@ -226,7 +230,7 @@ describe("screenshot and connection", () => {
         headers: { Accept: "image/png" },
       }),
       404,
-      "NOT_FOUND",
+      "MACHINE_NOT_FOUND",
     );
     envelope(
       await call(s.url, "GET", "/v1/machines/bad/screenshot", { key: acct.test_key }),
@@ -556,7 +560,7 @@ describe("lifecycle and states", () => {
         body: { snapshot_id: snap.body.snapshot_id },
       }),
       404,
-      "NOT_FOUND",
+      "MACHINE_NOT_FOUND",
     );
     envelope(
       await call(s.url, "POST", `/v1/machines/${id}/restore`, {
@@ -610,10 +614,10 @@ describe("machine-access port (used by runs, workflows and schedules)", () => {
     expect(await m.execute("click", { x: 3, y: 4 })).toMatchObject({ command: "click", success: true });
     await expect(m.execute("nope", {})).rejects.toMatchObject({ code: "VALIDATION_ERROR" });
     await expect(getRunnableMachine(deps, { accountId: other.account_id, mode: "test" }, id)).rejects.toMatchObject({
-      code: "NOT_FOUND",
+      code: "MACHINE_NOT_FOUND",
     });
     await expect(getRunnableMachine(deps, { accountId: acct.account_id, mode: "live" }, id)).rejects.toMatchObject({
-      code: "NOT_FOUND",
+      code: "MACHINE_NOT_FOUND",
     });
     await expect(getRunnableMachine(deps, me, "bogus")).rejects.toMatchObject({ code: "INVALID_MACHINE_ID" });
     await call(s.url, "POST", `/v1/machines/${id}/stop`, { key: acct.test_key });

@@ -106,7 +106,7 @@ describe("create, get, list", () => {
       [{ task: "x", on_awaiting_human: "wait" }, "body.on_awaiting_human"],
       [{ task: "x", cua_version: "v2" }, "body.cua_version"],
       [{ task: "x", budget_cents: -1 }, "body.budget_cents"],
-      [{ task: "x", surprise: 1 }, "body"],
+      [{ task: "x", surprise: 1 }, "body.surprise"],
     ];
     for (const [body, path] of cases) {
       const e = envelope(await run(body), 422, "VALIDATION_ERROR");
@@ -114,11 +114,11 @@ describe("create, get, list", () => {
     }
   });
 
-  it("machine errors: 400 INVALID_MACHINE_ID, 404 NOT_FOUND (unknown, another account's, the other mode's), 409 INVALID_STATE", async () => {
+  it("machine errors: 400 INVALID_MACHINE_ID, 404 MACHINE_NOT_FOUND (unknown, another account's, the other mode's), 409 INVALID_STATE", async () => {
     envelope(await run({ task: "x", machine_id: "not-a-machine" }), 400, "INVALID_MACHINE_ID");
-    envelope(await run({ task: "x", machine_id: "mch_test_abcdef" }), 404, "NOT_FOUND");
-    envelope(await run({ task: "x", machine_id: await testMachine(s, other.test_key) }), 404, "NOT_FOUND");
-    envelope(await run({ task: "x", machine_id: await liveMockMachine(s, acct.account_id) }), 404, "NOT_FOUND");
+    envelope(await run({ task: "x", machine_id: "mch_test_abcdef" }), 404, "MACHINE_NOT_FOUND");
+    envelope(await run({ task: "x", machine_id: await testMachine(s, other.test_key) }), 404, "MACHINE_NOT_FOUND");
+    envelope(await run({ task: "x", machine_id: await liveMockMachine(s, acct.account_id) }), 404, "MACHINE_NOT_FOUND");
     const stopped = await testMachine(s, acct.test_key);
     expect((await post(`/v1/machines/${stopped}/stop`)).status).toBe(200);
     const e = envelope(await run({ task: "x", machine_id: stopped }), 409, "INVALID_STATE");

@@ -64,9 +64,13 @@ describe("/v1/llm/keys", () => {
       provider: "openai",
       key_fingerprint: expect.stringMatching(/^[0-9a-f]{16}$/),
       stored: true,
+      request_id: r.headers.get("x-service-request-id"),
     });
     const list = await call(s.url, "GET", "/v1/llm/keys", { key: acct.live_key });
-    expect(list.body.keys).toEqual([
+    // DECISIONS.md "Compatibility amendments": the list shape, `keys` repeating `data`
+    expect(list.body).toMatchObject({ object: "list", has_more: false, next_cursor: null });
+    expect(list.body.keys).toEqual(list.body.data);
+    expect(list.body.data).toEqual([
       {
         provider: "openai",
         key_fingerprint: r.body.key_fingerprint,
@@ -94,7 +98,7 @@ describe("/v1/llm/keys", () => {
   });
 
   it("DELETE removes it; a second DELETE is 404 LLM_KEY_NOT_FOUND", async () => {
-    expect((await call(s.url, "DELETE", "/v1/llm/keys/openai", { key: acct.live_key })).body).toEqual({
+    expect((await call(s.url, "DELETE", "/v1/llm/keys/openai", { key: acct.live_key })).body).toMatchObject({
       deleted: true,
     });
     envelope(await call(s.url, "DELETE", "/v1/llm/keys/openai", { key: acct.live_key }), 404, "LLM_KEY_NOT_FOUND");
@@ -122,7 +126,8 @@ describe("/v1/llm/keys", () => {
     expect(e.details[0].path).toBe("body.api_key");
   });
 
-  it("test keys get 403 FEATURE_NOT_AVAILABLE even with the llm_keys scope", async () => {
+  // FEATURE_NOT_AVAILABLE is 400 validation_error (DECISIONS.md "Compatibility amendments")
+  it("test keys get 400 FEATURE_NOT_AVAILABLE even with the llm_keys scope", async () => {
     for (const [m, b] of [
       ["GET", undefined],
       ["PUT", { api_key: OPENAI }],
@@ -130,7 +135,7 @@ describe("/v1/llm/keys", () => {
     ] as const) {
       envelope(
         await call(s.url, m, `/v1/llm/keys${m === "GET" ? "" : "/openai"}`, { key: acct.test_key, body: b }),
-        403,
+        400,
         "FEATURE_NOT_AVAILABLE",
       );
     }

@@ -10,8 +10,8 @@ export function useMachinesOfBothModes(status: string | undefined, pollMs?: (pro
     ...trpc.console.machines.list.queryOptions({ mode, status, limit: "200" }),
     ...(pollMs
       ? {
-          refetchInterval: (q: { state: { data?: { machines: { status: string }[] } } }) =>
-            pollMs(Boolean(q.state.data?.machines.some((m) => m.status === "provisioning"))),
+          refetchInterval: (q: { state: { data?: { data: { status: string }[] } } }) =>
+            pollMs(Boolean(q.state.data?.data.some((m) => m.status === "provisioning"))),
         }
       : {}),
   });
@@ -20,7 +20,7 @@ export function useMachinesOfBothModes(status: string | undefined, pollMs?: (pro
   return {
     isPending: live.isPending || test.isPending,
     error: live.error ?? test.error,
-    machines: newestFirst(live.data?.machines, test.data?.machines),
+    machines: newestFirst(live.data?.data, test.data?.data),
     refetch: () => Promise.all([live.refetch(), test.refetch()]),
   };
 }

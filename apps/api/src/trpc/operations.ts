@@ -110,6 +110,9 @@ const TEST_ID = /^(mch|run|ses|sch|wf|wfr|trg)_test_/;
 /** The console's input: the operation's own input plus an optional `mode`. */
 export function consoleInput(schema: z.ZodType): z.ZodType {
   if (schema instanceof z.ZodObject) return schema.extend({ mode: ConsoleMode.optional() });
+  // an optional query object (list operations: limit, cursor): optional for the console too
+  if (schema instanceof z.ZodOptional && schema.unwrap() instanceof z.ZodObject)
+    return (schema.unwrap() as z.ZodObject).extend({ mode: ConsoleMode.optional() }).optional();
   if (schema instanceof z.ZodVoid || schema instanceof z.ZodUndefined)
     return z.strictObject({ mode: ConsoleMode.optional() }).optional();
   return z.intersection(z.object({ mode: ConsoleMode.optional() }), schema);

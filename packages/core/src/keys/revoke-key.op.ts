@@ -9,7 +9,7 @@ export const revokeKeyOp = defineOperation({
   scope: "keys",
   input: DeleteKeyInput,
   output: DeletedKey,
-  errors: ["INVALID_KEY_ID", "NOT_FOUND"],
+  errors: ["INVALID_KEY_ID", "KEY_NOT_FOUND"],
   docs: {
     tags: ["Account"],
     summary: "Revoke an API key",

@@ -18,7 +18,7 @@ export async function revokeKey(
     where: { id: keyId, accountId: principal.accountId, kind: { in: kinds }, revokedAt: null },
     data: { revokedAt: now },
   });
-  if (r.count === 0) throw new CoreError("NOT_FOUND", "No such key.");
+  if (r.count === 0) throw new CoreError("KEY_NOT_FOUND", "No such key.");
   deps.keyCache?.dropKey(keyId);
   return { id: keyId, revoked: true, revoked_at: now.toISOString() };
 }

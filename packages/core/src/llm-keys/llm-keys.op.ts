@@ -2,9 +2,17 @@
 import { z } from "zod";
 import { Timestamp } from "../operations/common-schemas.ts";
 import { defineOperation } from "../operations/define.ts";
+import { listOf } from "../operations/list.ts";
 import { deleteLlmKey, listLlmKeys, putLlmKey } from "./llm-keys.ts";
 
 const Provider = z.string().describe("anthropic or openai");
+
+const LlmKeyItem = z.object({
+  provider: z.string().describe("anthropic or openai"),
+  key_fingerprint: z.string().describe("first 16 hex characters of SHA-256 of the key"),
+  created_at: Timestamp,
+  updated_at: Timestamp,
+});
 
 export const listLlmKeysOp = defineOperation({
   id: "llmKeys.list",
@@ -12,15 +20,8 @@ export const listLlmKeysOp = defineOperation({
   path: "/llm/keys",
   scope: "llm_keys",
   input: z.void(),
-  output: z.object({
-    keys: z.array(
-      z.object({
-        provider: z.string().describe("anthropic or openai"),
-        key_fingerprint: z.string().describe("first 16 hex characters of SHA-256 of the key"),
-        created_at: Timestamp,
-        updated_at: Timestamp,
-      }),
-    ),
+  output: listOf(LlmKeyItem, "stored provider keys, by provider", {
+    keys: z.array(LlmKeyItem).describe("the same array as data (SPEC's name)"),
   }),
   errors: ["FEATURE_NOT_AVAILABLE"],
   docs: {

@@ -1,4 +1,5 @@
 // Stored provider keys (BYOK): SPEC.md "Idempotency, keys, provider keys, health" and DECISIONS.md.
+import { listBody } from "../operations/list.ts";
 import { createHash } from "node:crypto";
 import type { CoreDeps } from "../deps.ts";
 import { CoreError, validationError } from "../errors.ts";
@@ -66,14 +67,14 @@ export async function putLlmKey(deps: CoreDeps, p: Principal, providerRaw: strin
 export async function listLlmKeys(deps: CoreDeps, p: Principal) {
   requireLive(p);
   const rows = await deps.db.providerKey.findMany({ where: { accountId: p.accountId }, orderBy: { provider: "asc" } });
-  return {
-    keys: rows.map((r) => ({
-      provider: r.provider,
-      key_fingerprint: r.fingerprint,
-      created_at: r.createdAt.toISOString(),
-      updated_at: r.updatedAt.toISOString(),
-    })),
-  };
+  const items = rows.map((r) => ({
+    provider: r.provider,
+    key_fingerprint: r.fingerprint,
+    created_at: r.createdAt.toISOString(),
+    updated_at: r.updatedAt.toISOString(),
+  }));
+  // DECISIONS.md "Compatibility amendments": the list shape, plus SPEC's own `keys` (at most one per provider)
+  return listBody(items, { has_more: false, next_cursor: null }, { keys: items });
 }
 
 export async function deleteLlmKey(deps: CoreDeps, p: Principal, providerRaw: string) {

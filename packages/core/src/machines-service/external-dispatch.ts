@@ -79,7 +79,7 @@ export async function dispatchExternal(
       { status: string; fencing_token: number; last_frame_id: string | null; command_seq: number }[]
     >`SELECT status, fencing_token, last_frame_id, command_seq FROM machines WHERE id = ${machine.id} FOR UPDATE`;
     const m = rows[0];
-    if (!m) throw new CoreError("NOT_FOUND", "The machine does not exist.");
+    if (!m) throw new CoreError("MACHINE_NOT_FOUND", "The machine does not exist.");
     assertMachineStatus(m, ["running"], "an action");
     if (opts.preconditionFrameId != null && opts.preconditionFrameId !== m.last_frame_id) {
       throw new CoreError("FRAME_PRECONDITION_FAILED", "precondition_frame_id is not the machine's newest frame.", {

@@ -3,6 +3,7 @@
 // asked for with status=terminated.
 import type { Prisma } from "@cua/db/generated";
 import { CoreError } from "../errors.ts";
+import { invalidStatusFilter, type ListBody, listBody, parseListLimit } from "../operations/list.ts";
 import type { MachinePrincipal, MachineRecord } from "./record.ts";
 import { loadMachine, MACHINE_STATUSES, toMachineRecord } from "./record.ts";
 import type { MachineDeps0 } from "./types.ts";
@@ -22,21 +23,19 @@ function decodeCursor(c: string): { createdAt: Date; id: string } {
   }
 }
 
+/** SPEC "Limits": machines list 1..200, default 50 (INVALID_LIMIT with actual, min, max). */
 export function parseLimit(raw: unknown, dflt = 50): number {
-  if (raw === undefined || raw === null || raw === "") return dflt;
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n < 1 || n > 200) throw new CoreError("INVALID_LIMIT");
-  return n;
+  return parseListLimit(raw, dflt);
 }
 
 export async function listMachines(
   deps: MachineDeps0,
   principal: MachinePrincipal,
   q: { limit?: unknown; cursor?: string | undefined; status?: string | undefined },
-): Promise<{ machines: MachineRecord[]; next_cursor: string | null; has_more: boolean }> {
+): Promise<ListBody<MachineRecord>> {
   const limit = parseLimit(q.limit);
   if (q.status !== undefined && !(MACHINE_STATUSES as readonly string[]).includes(q.status)) {
-    throw new CoreError("INVALID_STATUS_FILTER", `status must be one of ${MACHINE_STATUSES.join(", ")}.`);
+    throw invalidStatusFilter(q.status, MACHINE_STATUSES);
   }
   const where: Prisma.MachineWhereInput = {
     accountId: principal.accountId,
@@ -55,11 +54,10 @@ export async function listMachines(
   const page = rows.slice(0, limit);
   const has_more = rows.length > limit;
   const last = page[page.length - 1];
-  return {
-    machines: page.map(toMachineRecord),
-    next_cursor: has_more && last ? encodeCursor(last.createdAt, last.id) : null,
+  return listBody(page.map(toMachineRecord), {
     has_more,
-  };
+    next_cursor: has_more && last ? encodeCursor(last.createdAt, last.id) : null,
+  });
 }
 
 export async function getMachine(deps: MachineDeps0, principal: MachinePrincipal, id: string): Promise<MachineRecord> {

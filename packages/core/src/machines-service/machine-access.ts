@@ -3,7 +3,7 @@
 // commands, whatever kind of machine it is (managed, mock, external).
 //
 //   400 INVALID_MACHINE_ID  malformed id
-//   404 NOT_FOUND           unknown id, another account's machine, or an id of the other mode
+//   404 MACHINE_NOT_FOUND   unknown id, another account's machine, or an id of the other mode
 //   409 INVALID_STATE       the machine is not running (current_state, allowed_from: ["running"])
 import type { Machine } from "@cua/db/generated";
 import { CoreError } from "../errors.ts";

@@ -59,7 +59,7 @@ export async function withMachineOp<T>(
       where: { id: machineId },
       select: { id: true, opLockedBy: true, opLockedUntil: true },
     });
-    if (!cur) throw new CoreError("NOT_FOUND", "The machine does not exist.");
+    if (!cur) throw new CoreError("MACHINE_NOT_FOUND", "The machine does not exist.");
     if (cur.opLockedUntil && (await holderGone(cur.opLockedBy))) {
       const stolen = await deps.db.machine.updateMany({
         where: { id: machineId, opLockedBy: cur.opLockedBy, opLockedUntil: cur.opLockedUntil },

@@ -2,7 +2,7 @@
 import type { ErrorCode } from "../errors.ts";
 
 /** Every /machines/{id}/... operation. */
-export const ID_ERRORS: ErrorCode[] = ["INVALID_MACHINE_ID", "NOT_FOUND"];
+export const ID_ERRORS: ErrorCode[] = ["INVALID_MACHINE_ID", "MACHINE_NOT_FOUND"];
 export const RUNNING_ERRORS: ErrorCode[] = [...ID_ERRORS, "INVALID_STATE"];
 /** Extra errors when the machine is external (the driver answers, or does not). */
 export const DISPATCH_ERRORS: ErrorCode[] = [

@@ -88,8 +88,8 @@ export interface MachinePrincipal {
 }
 
 /**
- * The machine a principal may see: 400 INVALID_MACHINE_ID for a malformed id, 404 NOT_FOUND for an
- * unknown id, another account's machine, or an id of the other mode. Terminated machines stay
+ * The machine a principal may see: 400 INVALID_MACHINE_ID for a malformed id, 404 MACHINE_NOT_FOUND
+ * (DECISIONS.md "Compatibility amendments") for an unknown id, another account's machine, or an id of the other mode. Terminated machines stay
  * visible (status terminated) unless `live` is set.
  */
 export async function loadMachine(
@@ -99,9 +99,10 @@ export async function loadMachine(
   opts: { live?: boolean } = {},
 ): Promise<Machine> {
   const { id, mode } = parseMachineId(rawId);
-  if (mode !== principal.mode) throw new CoreError("NOT_FOUND", "The machine does not exist.");
+  if (mode !== principal.mode) throw new CoreError("MACHINE_NOT_FOUND", "The machine does not exist.");
   const m = await deps.db.machine.findFirst({ where: { id, accountId: principal.accountId, mode: principal.mode } });
-  if (!m || (opts.live && m.status === "terminated")) throw new CoreError("NOT_FOUND", "The machine does not exist.");
+  if (!m || (opts.live && m.status === "terminated"))
+    throw new CoreError("MACHINE_NOT_FOUND", "The machine does not exist.");
   return m;
 }
 

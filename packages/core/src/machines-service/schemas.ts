@@ -1,4 +1,5 @@
 // Request and response schemas of the machine endpoints (the routers' OpenAPI comes from these).
+import { listOf } from "../operations/list.ts";
 import { z } from "zod";
 import { MAX_BATCH_STEPS, TimeoutMs } from "../machines/commands.ts";
 import { CAPABILITIES, MachineRecord } from "./record.ts";
@@ -49,11 +50,7 @@ export const ListQuery = z.object({
   status: z.string().optional().describe("only machines in this status; default: all but terminated"),
 });
 
-export const ListResponse = z.object({
-  machines: z.array(MachineRecord),
-  next_cursor: z.string().nullable().describe("pass as cursor for the next page; null on the last page"),
-  has_more: z.boolean().describe("whether another page exists"),
-});
+export const ListResponse = listOf(MachineRecord, "machines, newest first");
 
 export const PatchBody = z.strictObject({
   ttl_minutes: TtlMinutes.optional().describe("new TTL counted from now (5 to 10080) or 0 to clear it"),

@@ -123,7 +123,8 @@ function engineFor(deps: RunsDeps, run: Run): EngineChoice {
 /** Errors that end the run at once (anything else is thrown: the step is retried, then the run fails). */
 function fatalError(e: unknown): RunError | null {
   if (!isCoreError(e)) return null;
-  if (e.code === "NOT_FOUND") return runError("MACHINE_NOT_FOUND", "The run's machine no longer exists.");
+  if (e.code === "MACHINE_NOT_FOUND" || e.code === "NOT_FOUND")
+    return runError("MACHINE_NOT_FOUND", "The run's machine no longer exists.");
   if (e.code === "INVALID_STATE") {
     return runError("MACHINE_NOT_RUNNING", e.message, { current_state: e.extras.current_state ?? null });
   }

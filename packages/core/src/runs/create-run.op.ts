@@ -15,7 +15,8 @@ export const createRunOp = defineOperation({
   billing: "each completed step: 5 credits (v3/v4/v5), 8 (v1); 0 with BYOK or a test key",
   errors: [
     "INVALID_MACHINE_ID",
-    "NOT_FOUND",
+    "MACHINE_NOT_FOUND",
+    "INPUT_TOO_LARGE",
     "INSUFFICIENT_CREDITS",
     "INVALID_STATE",
     "LLM_PROVIDER_UNSUPPORTED",

@@ -76,7 +76,7 @@ export async function createRun(deps: RunsDeps, ctx: CreateRunContext, input: Cr
       ? null
       : await checkCallbackUrl(input.webhook_url, deps.runsConfig.allowInsecureCallbacks, ctx.lookup);
 
-  const machine = await loadMachine(deps, p, input.machine_id); // 400 INVALID_MACHINE_ID / 404 NOT_FOUND
+  const machine = await loadMachine(deps, p, input.machine_id); // 400 INVALID_MACHINE_ID / 404 MACHINE_NOT_FOUND
 
   const provider = byok && intent.provider !== null && intent.provider !== "managed" ? intent.provider : "managed";
   let providerKey: string | null = null;

@@ -195,8 +195,9 @@ interface KeyRow {
 function KeyList() {
   const trpc = useTRPC();
   const qc = useQueryClient();
-  const live = useQuery(trpc.console.keys.list.queryOptions({ mode: "live" }));
-  const test = useQuery(trpc.console.keys.list.queryOptions({ mode: "test" }));
+  // at most 200 active keys per account: one page of 200 holds them all
+  const live = useQuery(trpc.console.keys.list.queryOptions({ mode: "live", limit: "200" }));
+  const test = useQuery(trpc.console.keys.list.queryOptions({ mode: "test", limit: "200" }));
   const [target, setTarget] = useState<KeyRow | null>(null);
   const revoke = useMutation(
     trpc.console.keys.revoke.mutationOptions({
@@ -218,7 +219,7 @@ function KeyList() {
         }}
       />
     );
-  const rows = newestFirst<KeyRow>(live.data?.keys, test.data?.keys);
+  const rows = newestFirst<KeyRow>(live.data?.data, test.data?.data);
   if (rows.length === 0) {
     return <EmptyState title="No API keys yet">Create one above to call the API under /v1.</EmptyState>;
   }

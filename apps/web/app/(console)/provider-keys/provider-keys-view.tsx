@@ -151,7 +151,7 @@ export function ProviderKeysView() {
       ) : (
         <div className="grid grid-cols-1 gap-6 md:grid-cols-2">
           {PROVIDERS.map((p) => (
-            <ProviderCard key={p.id} provider={p} stored={list.data.keys.find((k) => k.provider === p.id)} />
+            <ProviderCard key={p.id} provider={p} stored={list.data.data.find((k) => k.provider === p.id)} />
           ))}
         </div>
       )}
