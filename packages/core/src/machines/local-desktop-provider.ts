@@ -169,6 +169,8 @@ export interface ProviderReadiness {
   missing: MissingRequirement[];
   /** outcome of the most recent desktop start in this process (null before the first) */
   last_desktop_start: { ok: boolean; at: string; detail: string } | null;
+  /** Xvfb and Chromium ran when probe() tried them (null before the first probe) */
+  programs_run: boolean | null;
   /** how machines are isolated from the host and from each other (docs/security.md) */
   isolation: IsolationStatus;
   detail: string;
@@ -300,7 +302,7 @@ export class LocalDesktopProvider implements MachineProvider {
   >;
   /** network/mount namespaces of the machines (isolation/machine-isolation.ts) */
   readonly isolation: MachineIsolation;
-  private swept = false;
+  private swept: Promise<void> | null = null;
   private readonly runtimes = new Map<string, Runtime>();
   private readonly machineLocks = new Map<string, Mutex>();
   private readonly claimedDisplays = new Set<number>();
@@ -308,6 +310,8 @@ export class LocalDesktopProvider implements MachineProvider {
   private devtoolsGuardState: Promise<DevtoolsGuardState> | null = null;
   private requirementsCache: { at: number; report: RequirementsReport } | null = null;
   private lastDesktopStart: ProviderReadiness["last_desktop_start"] = null;
+  private probeState: { at: number; failure: string | null } | null = null;
+  private probing: Promise<void> | null = null;
 
   constructor(options: LocalDesktopProviderOptions) {
     if (!path.isAbsolute(options.rootDir) || path.resolve(options.rootDir) === "/") {
@@ -395,6 +399,41 @@ export class LocalDesktopProvider implements MachineProvider {
     }
   }
 
+  /**
+   * Runs the desktop programs once (`Xvfb -help`, `chromium --version`; cached 60 s) so that readiness()
+   * also knows whether they run on this host (a Chromium missing a shared library exits at once). GET
+   * /v1/machines/health calls it first.
+   */
+  probe(): Promise<void> {
+    if (this.probeState && Date.now() - this.probeState.at < 60_000) return Promise.resolve();
+    this.probing ??= (async () => {
+      const paths = this.requirements().paths;
+      let failure: string | null = null;
+      for (const [name, args] of [
+        ["Xvfb", ["-help"]],
+        ["chromium", ["--version"]],
+      ] as const) {
+        const bin = paths[name];
+        if (!bin) continue; // reported as missing
+        try {
+          const r = await run(bin, [...args], { timeoutMs: 15_000 });
+          if (r.code !== 0) {
+            const out = r.stderr.trim().split("\n").slice(-3).join(" | ").slice(-600);
+            failure = `${name} (${bin}) does not run here (${r.timedOut ? "timed out" : `exit ${r.code ?? r.signal}`})${out ? `: ${out}` : ""}`;
+            break;
+          }
+        } catch (e) {
+          failure = `${name} (${bin}) could not be run: ${e instanceof Error ? e.message : String(e)}`;
+          break;
+        }
+      }
+      this.probeState = { at: Date.now(), failure };
+    })().finally(() => {
+      this.probing = null;
+    });
+    return this.probing;
+  }
+
   /** Whether machines and desktops can start on this host now (GET /v1/machines/health). */
   readiness(): ProviderReadiness {
     const root = process.getuid?.() === 0;
@@ -406,7 +445,8 @@ export class LocalDesktopProvider implements MachineProvider {
     const isolationMissing = isolation.mode === "namespaces" ? this.isolation.missingTools() : [];
     const isolationOk = isolation.available !== false && isolationMissing.length === 0;
     const machines_ready = root && machineMissing.length === 0 && isolationOk;
-    const ready = machines_ready && desktopMissing.length === 0 && last?.ok !== false;
+    const probeFailure = this.probeState?.failure ?? null;
+    const ready = machines_ready && desktopMissing.length === 0 && !probeFailure && last?.ok !== false;
     const detail = !root
       ? "The service does not run as root: it cannot create the machines' users."
       : !isolationOk
@@ -415,12 +455,15 @@ export class LocalDesktopProvider implements MachineProvider {
           : isolation.detail
         : desktopMissing.length > 0
           ? missingMessage(desktopMissing)
-          : last?.ok === false
-            ? `The last desktop start failed: ${last.detail}`
-            : missing.length > 0
-              ? `Desktops can start; ${missing.map((m) => `${m.binary} (${m.package})`).join(", ")} missing for ${[...new Set(missing.map((m) => m.role))].join(", ")}.`
-              : "Desktops can start.";
-    return { ready, machines_ready, root, missing, last_desktop_start: last, isolation, detail };
+          : probeFailure
+            ? `${probeFailure}. Reinstall the desktop packages (scripts/install-desktop-deps.sh).`
+            : last?.ok === false
+              ? `The last desktop start failed: ${last.detail}`
+              : missing.length > 0
+                ? `Desktops can start; ${missing.map((m) => `${m.binary} (${m.package})`).join(", ")} missing for ${[...new Set(missing.map((m) => m.role))].join(", ")}.`
+                : "Desktops can start.";
+    const programs_run = this.probeState ? !probeFailure : null;
+    return { ready, machines_ready, root, missing, last_desktop_start: last, programs_run, isolation, detail };
   }
 
   private lockFor(machineId: string): Mutex {
@@ -493,8 +536,18 @@ export class LocalDesktopProvider implements MachineProvider {
     return { netns: `/run/netns/${netnsNameOf(h.user)}`, mntns: mntnsPathOf(h.user), address: h.net_address };
   }
 
+  /** Once per provider (its first reconcile or start): namespaces, veths, slots of users that are gone. */
+  private sweepIsolationOnce(): Promise<void> {
+    this.swept ??= this.isolation
+      .sweep()
+      .then(() => {})
+      .catch((e) => this.opts.onWarning(`machines: isolation sweep failed: ${e}`));
+    return this.swept;
+  }
+
   /** Builds (or re-adopts) the machine's namespaces before its first process starts; fails closed. */
   private async isolate(rt: Runtime): Promise<void> {
+    await this.sweepIsolationOnce();
     const jail = await this.isolation.enter(rt.user, [rt.handle.home_dir, rt.handle.runtime_dir], this.rootDir);
     rt.user.jail = jail;
     this.touch(rt, { net_address: jail?.address ?? null });
@@ -1141,11 +1194,7 @@ export class LocalDesktopProvider implements MachineProvider {
   }
 
   async reconcile(handles: MachineHandle[]): Promise<ReconcileResult[]> {
-    if (!this.swept) {
-      // namespaces, veths and slots left by machines whose users are gone (a crash mid-terminate)
-      this.swept = true;
-      await this.isolation.sweep().catch((e) => this.opts.onWarning(`machines: isolation sweep failed: ${e}`));
-    }
+    await this.sweepIsolationOnce();
     const out: ReconcileResult[] = [];
     for (const raw of handles) {
       const h = this.parseHandle(raw);
