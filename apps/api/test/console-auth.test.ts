@@ -50,7 +50,7 @@ describe("sign-up", () => {
   it.each([
     [{ email: "not-an-email", password: "long enough pw" }, "body.email"],
     [{ email: "short@example.com", password: "short" }, "body.password"],
-    [{ email: "extra@example.com", password: "long enough pw", admin: true }, "body"],
+    [{ email: "extra@example.com", password: "long enough pw", admin: true }, "body.admin"],
   ])("bad input %j is 422 VALIDATION_ERROR at %s", async (input, path) => {
     const r = await trpc(s.url, "console.auth.signUp", { input });
     expect(r.status).toBe(422);

@@ -165,7 +165,7 @@ describe("bad inputs (SPEC limits)", () => {
       { trajectory: [{ screenshot: SHOT, actions: [{ action_type: "click", params: { x: -1, y: 0 } }] }] },
       "body.trajectory.0.actions.0.params.x",
     ],
-    [{ surprise: true }, "body"],
+    [{ surprise: true }, "body.surprise"],
   ])("%j is 422 at %s", async (extra, path) => {
     const e = envelope(await predict(acct.test_key, extra), 422, "VALIDATION_ERROR");
     expect(e.details.map((d: { path: string }) => d.path)).toContain(path);

@@ -1,11 +1,11 @@
 // The OpenAPI 3.1 document: generated from the tRPC procedures by trpc-to-openapi, then completed
 // from the procedures' meta and core's error table (success statuses, every error status with the SPEC
-// envelope, security schemes, Idempotency-Key headers) and the plain routes served outside tRPC.
+// envelope, security schemes, Idempotency-Key headers); the registry's operations served outside tRPC are
+// rendered from their definitions (./openapi-operations.ts).
 import { ERROR_CODES, type ErrorCode } from "@cua/core/errors";
 import { generateOpenApiDocument } from "trpc-to-openapi";
 import type { Meta } from "../trpc/init.ts";
 import { appRouter } from "../trpc/router.ts";
-import { PLAIN_ROUTES } from "./plain-routes.ts";
 import { addRegistryOperations } from "./openapi-operations.ts";
 
 type Json = Record<string, any>;
@@ -179,19 +179,6 @@ export function buildOpenApiDocument(baseUrl: string): Json {
         op["x-idempotency"] = "reserve-and-replay";
       }
     }
-  }
-  for (const r of PLAIN_ROUTES) {
-    doc.paths[r.path] ??= {};
-    const { extraErrors = [], public: isPublic, scope, ...op } = r.operation;
-    doc.paths[r.path][r.method] = {
-      ...op,
-      security: isPublic ? [] : [{ ApiKeyHeader: [] }, { BearerAuth: [] }],
-      ...(scope ? { "x-required-scope": scope } : {}),
-      responses: {
-        ...op.responses,
-        ...errorResponses(commonErrors({ public: isPublic, scope, errors: extraErrors }, false)),
-      },
-    };
   }
   // the registry's operations served by plain routes (SSE, images, the driver's) and Accept-selected variants
   addRegistryOperations(doc);

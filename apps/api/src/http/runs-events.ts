@@ -9,15 +9,16 @@
 // Auth, rate limit, scope runs:read, the run id format and the 404 run through the runs.get procedure.
 import { CoreError } from "@cua/core/errors";
 import type { RunEventFrame } from "@cua/core/runs/event-hub";
+import { runEventsOp } from "@cua/core/runs/run-events.op";
 import { isTerminal } from "@cua/core/runs/run-record";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { AppDeps } from "../app-deps.ts";
 import { baseUrlOf, createContextFactory } from "../trpc/context.ts";
 import { appRouter } from "../trpc/router.ts";
-import { PLAIN_ROUTES } from "./plain-routes.ts";
 import { renderError, toCoreError } from "./render-error.ts";
 
-const ENDPOINT = "GET /v1/runs/{id}/events";
+// its definition (schemas, scope, codes, OpenAPI entry) is packages/core/src/runs/run-events.op.ts
+const ENDPOINT = `${runEventsOp.method} /v1${runEventsOp.path}`;
 
 function cursorOf(req: FastifyRequest): number {
   const q = (req.query ?? {}) as Record<string, unknown>;
@@ -123,47 +124,3 @@ export function registerRunEvents(app: FastifyInstance, deps: AppDeps): void {
     if (ended) sub.close();
   });
 }
-
-PLAIN_ROUTES.push({
-  method: "get",
-  path: "/runs/{id}/events",
-  operation: {
-    summary: "Stream a task run's events",
-    description:
-      "Server-Sent Events. Each frame: `id: <seq>` (monotonic per run), `event:` status | step | awaiting_human | billing | resumed | error | terminal, `data:` JSON — status `{run_id, status, note?}`, step `{run_id, step, action, actions, reasoning}`, awaiting_human `{run_id, reason}`, billing `{run_id, step, credits_charged, total_credits_charged}`, resumed `{run_id, note}`, error `{run_id, step, error: {code, message}, retrying}` (a step error that does not end the run), terminal `{run_id, status, result, error}`. Every frame is persisted; reconnect with `Last-Event-ID: <seq>` or `?after=<seq>` for an ordered replay after that cursor. `: ping` comments every 15 s. After the terminal frame comes a final `done` frame `{status, run_id}` without an id, then the stream closes; reconnecting with the terminal's seq replays nothing (a client with an older cursor gets the replay, done, then the close). The run resource (GET /v1/runs/{id}) is authoritative.",
-    tags: ["Runs"],
-    operationId: "runs-events",
-    parameters: [
-      {
-        name: "id",
-        in: "path",
-        required: true,
-        schema: { type: "string", pattern: "^[A-Za-z0-9_-]{1,128}$" },
-        description: "run id",
-      },
-      {
-        name: "after",
-        in: "query",
-        required: false,
-        schema: { type: "integer", minimum: 0 },
-        description: "replay frames with seq > after",
-      },
-      {
-        name: "Last-Event-ID",
-        in: "header",
-        required: false,
-        schema: { type: "string" },
-        description: "the id of the last frame received (same as after)",
-      },
-    ],
-    scope: "runs:read",
-    extraErrors: ["INVALID_RUN_ID", "RUN_NOT_FOUND", "INVALID_CURSOR"],
-    responses: {
-      "200": {
-        description: "an event stream",
-        headers: { "X-Service-Request-Id": { schema: { type: "string" } } },
-        content: { "text/event-stream": { schema: { type: "string" } } },
-      },
-    },
-  },
-});

@@ -1,7 +1,10 @@
-// `Accept: text/event-stream` on POST /v1/predict and POST /v1/sessions/{id}/predict (SPEC.md "Events" 4,
-// DECISIONS.md "Prediction"): the same procedure runs (auth, scope, validation, idempotency, billing) while
-// the client receives `event: keepalive` every 5 s, then one `event: result` (the JSON body) or
-// `event: error` (the error envelope), then the stream ends.
+// `Accept: text/event-stream` on the operations whose definition says `alsoServes: ["text/event-stream"]`
+// (POST /v1/predict and POST /v1/sessions/{id}/predict; SPEC.md "Events" 4, DECISIONS.md "Prediction"): the
+// same procedure runs (auth, scope, validation, idempotency, billing) while the client receives
+// `event: keepalive` every 5 s, then one `event: result` (the JSON body) or `event: error` (the error
+// envelope), then the stream ends.
+import type { AnyOperation } from "@cua/core/operations/define";
+import { operations } from "@cua/core/operations/registry";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { AppDeps } from "../app-deps.ts";
 import { baseUrlOf, createContextFactory } from "../trpc/context.ts";
@@ -9,7 +12,13 @@ import { appRouter } from "../trpc/router.ts";
 import { ReplayedResponse, renderError, toCoreError } from "./render-error.ts";
 
 export const KEEPALIVE_MS = 5000;
-const SESSION_PREDICT = /^\/v1\/sessions\/([^/]+)\/predict$/;
+
+const STREAMABLE = (operations as unknown as readonly AnyOperation[])
+  .filter((o) => o.method === "POST" && o.path && o.alsoServes?.includes("text/event-stream"))
+  .map((op) => ({
+    op,
+    re: new RegExp(`^/v1${op.path!.replace(/\{([^}]+)\}/g, "(?<$1>[^/]+)")}$`),
+  }));
 
 export function registerSsePredict(v1: FastifyInstance, deps: AppDeps) {
   v1.addHook("preHandler", async (req: FastifyRequest, reply: FastifyReply) => {
@@ -18,9 +27,18 @@ export function registerSsePredict(v1: FastifyInstance, deps: AppDeps) {
     const body = (req.body ?? {}) as Record<string, unknown>;
     type Caller = ReturnType<typeof appRouter.createCaller>;
     let run: ((c: Caller) => Promise<unknown>) | null = null;
-    if (path === "/v1/predict") run = (c) => c.predict.predict(body as never);
-    const m = SESSION_PREDICT.exec(path);
-    if (m) run = (c) => c.sessions.predict({ ...body, session_id: decodeURIComponent(m[1]!) } as never);
+    for (const { op, re } of STREAMABLE) {
+      const m = re.exec(path);
+      if (!m) continue;
+      const params = Object.fromEntries(Object.entries(m.groups ?? {}).map(([k, v]) => [k, decodeURIComponent(v)]));
+      const [group, name] = op.id.split(".") as [string, string];
+      run = (c) =>
+        (c as unknown as Record<string, Record<string, (i: unknown) => Promise<unknown>>>)[group]![name]!({
+          ...body,
+          ...params,
+        });
+      break;
+    }
     if (!run) return;
 
     const ctx = createContextFactory(deps, "rest")({ req });
