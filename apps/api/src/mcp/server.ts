@@ -14,6 +14,7 @@ import {
   ListToolsRequestSchema,
   McpError,
 } from "@modelcontextprotocol/sdk/types.js";
+import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv";
 import {
   errorResult,
   IDEMPOTENCY_META,
@@ -45,12 +46,17 @@ export interface McpServerOptions {
   runLocal: (op: McpOperation, input: unknown) => Promise<unknown>;
 }
 
+// The SDK builds a new Ajv (elicitation schemas) per Server unless given one; this server elicits nothing and
+// makes a Server per request, so one validator serves them all (it was 4% of a tool call's CPU).
+const sharedValidator = new AjvJsonSchemaValidator();
+
 export function createMcpServer(o: McpServerOptions): Server {
   const server = new Server(
     { name: MCP_SERVER_NAME, title: "Service", version: o.version },
     {
       capabilities: { tools: { listChanged: false }, prompts: { listChanged: false } },
       instructions: MCP_INSTRUCTIONS,
+      jsonSchemaValidator: sharedValidator,
     },
   );
   const byName = new Map(o.tools.map((t) => [t.name, t]));
