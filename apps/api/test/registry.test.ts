@@ -9,6 +9,7 @@ import { type AnyOperation, pathParams, servedByRouter } from "@cua/core/operati
 import { operations } from "@cua/core/operations/registry";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
+import { INNGEST_PATH } from "../src/http/inngest-serve.ts";
 import { buildOpenApiDocument } from "../src/http/openapi.ts";
 import { operationErrors } from "../src/http/openapi-operations.ts";
 import { mcpOperations } from "../src/mcp/operations.ts";
@@ -176,6 +177,17 @@ describe.each(rest.filter((o) => o.scope).map((o) => [`${o.method} ${o.path} (${
     });
   },
 );
+
+describe("routes outside /v1", () => {
+  it.each(ops.filter((o) => o.route).map((o) => [o.id, o] as const))(
+    "%s is mounted at its route (runs-inngest-serve.test.ts calls it) and kept out of the public OpenAPI",
+    (_id, op) => {
+      expect(INNGEST_PATH).toBe(op.route);
+      expect(Object.keys(doc.paths)).not.toContain(op.route);
+      expect(Object.keys(doc.paths)).not.toContain(op.route!.replace(/^\/v1/, ""));
+    },
+  );
+});
 
 describe("console procedures", () => {
   const procs = (appRouter as any)._def.procedures as Record<string, unknown>;

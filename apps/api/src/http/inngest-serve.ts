@@ -5,6 +5,7 @@
 // - otherwise, the default: the embedded executor runs the very same function objects in this process,
 //   with its state in the service's database; several API processes share the work.
 
+import { durableServeOp } from "@cua/core/runs/durable-serve.op";
 import { createExecutor, type Executor } from "@cua/executor";
 import { createPrismaStore } from "@cua/executor/prisma-store";
 import { createInngestClient } from "@cua/inngest/client";
@@ -15,7 +16,8 @@ import type { Inngest } from "inngest";
 import { serve } from "inngest/fastify";
 import type { AppDeps } from "../app-deps.ts";
 
-export const INNGEST_PATH = "/api/inngest";
+// declared in the operation registry (packages/core/src/runs/durable-serve.op.ts)
+export const INNGEST_PATH = durableServeOp.route!;
 
 /** The SDK's log lines (function and step errors) go to the service's logger (LOG_LEVEL applies). */
 function sdkLogger(deps: AppDeps) {

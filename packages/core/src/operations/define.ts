@@ -98,6 +98,9 @@ export interface OperationDefinition<
   errors: readonly ErrorCode[];
   docs: { summary: string; description: string; tags: string[] };
   transport: T;
+  /** a route outside /v1 (absolute path), for `path: null` operations such as the Inngest serve endpoint;
+   * not part of the public OpenAPI document */
+  route?: string;
   /** request headers worth documenting beyond auth and Idempotency-Key (Accept, Last-Event-ID...) */
   requestHeaders?: readonly { name: string; description: string }[];
   /** other representations chosen by Accept (served by a plain route that runs this same operation) */

@@ -38,6 +38,7 @@ import { capabilitiesOp, pricingOp } from "../pricing/discovery.op.ts";
 import { listModelsOp } from "../pricing/models.op.ts";
 import { cancelRunOp } from "../runs/cancel-run.op.ts";
 import { createRunOp } from "../runs/create-run.op.ts";
+import { durableServeOp } from "../runs/durable-serve.op.ts";
 import { getRunOp, listRunsOp } from "../runs/get-run.op.ts";
 import { resumeRunOp } from "../runs/resume-run.op.ts";
 import { runEventsOp } from "../runs/run-events.op.ts";
@@ -81,6 +82,7 @@ export const operations = [
   cancelRunOp,
   resumeRunOp,
   runEventsOp,
+  durableServeOp,
   // machines (static paths before /machines/{id}: trpc-to-openapi matches in this order)
   machinePricingOp,
   machinesHealthOp,
