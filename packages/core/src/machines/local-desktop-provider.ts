@@ -40,7 +40,7 @@ import {
 import { type DevtoolsGuardState, guardDevtoolsPorts } from "./devtools-guard.ts";
 import { runFileOp } from "./file-ops.ts";
 import { type IsolationMode, type IsolationStatus, MachineIsolation } from "./isolation/machine-isolation.ts";
-import { mntnsPathOf } from "./isolation/mount.ts";
+import { ipcnsPathOf, mntnsPathOf } from "./isolation/mount.ts";
 import { netnsNameOf } from "./isolation/network.ts";
 import { LocalHomeFs } from "./local-fs.ts";
 import { isInside } from "./paths.ts";
@@ -533,7 +533,12 @@ export class LocalDesktopProvider implements MachineProvider {
   /** The jail of a handle that runs isolated (the namespaces' paths derive from its user name). */
   private jailOf(h: LocalDesktopHandle): UserIdentity["jail"] {
     if (!h.net_address) return null;
-    return { netns: `/run/netns/${netnsNameOf(h.user)}`, mntns: mntnsPathOf(h.user), address: h.net_address };
+    return {
+      netns: `/run/netns/${netnsNameOf(h.user)}`,
+      mntns: mntnsPathOf(h.user),
+      ipcns: ipcnsPathOf(h.user),
+      address: h.net_address,
+    };
   }
 
   /** Once per provider (its first reconcile or start): namespaces, veths, slots of users that are gone. */

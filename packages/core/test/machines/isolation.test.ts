@@ -133,12 +133,19 @@ describe("machine isolation (real desktops, network and mount namespaces)", () =
     const procs = await provider.processes(a);
     const xvfb = procs.find((p) => p.role === "xvfb");
     expect(xvfb).toBeDefined();
-    const nsOf = (pid: number | string) =>
-      execFileSync("readlink", [`/proc/${pid}/ns/net`])
-        .toString()
-        .trim();
-    expect(nsOf(xvfb!.pid)).not.toBe(nsOf("self"));
-    expect(nsOf(procs.find((p) => p.role === "chromium")!.pid)).toBe(nsOf(xvfb!.pid));
+    const chromium = procs.find((p) => p.role === "chromium")!.pid;
+    for (const kind of ["net", "mnt", "ipc"]) {
+      const nsOf = (pid: number | string) =>
+        execFileSync("readlink", [`/proc/${pid}/ns/${kind}`])
+          .toString()
+          .trim();
+      expect(nsOf(xvfb!.pid), kind).not.toBe(nsOf("self"));
+      expect(nsOf(chromium), kind).toBe(nsOf(xvfb!.pid));
+    }
+    // System V shared memory (X clients' MIT-SHM buffers) is the machine's own: the host's segments
+    // (PostgreSQL's here) are not listed
+    expect(execFileSync("ipcs", ["-m"]).toString()).toMatch(/postgres/);
+    expect((await term(provider, a, "ipcs -m")).output).not.toMatch(/postgres/);
   });
 
   it("the terminal cannot reach the host's PostgreSQL, Redis or API, on loopback or the host's address", async () => {

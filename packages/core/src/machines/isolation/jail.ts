@@ -1,5 +1,5 @@
 // How a machine's process enters its isolation (docs/security.md "Desktop isolation"): the service
-// (root) spawns nsenter, which joins the machine's network namespace and mount namespace, drops to the
+// (root) spawns nsenter, which joins the machine's network, mount and IPC namespaces, drops to the
 // machine's uid/gid (supplementary groups cleared) and execs `env --chdir=<cwd>`, which execs the program:
 // all in the same process, so the pid the service records is the program's own and its process group is the one the service created.
 
@@ -9,6 +9,8 @@ import { existsSync } from "node:fs";
 export interface Jail {
   netns: string;
   mntns: string;
+  /** its System V IPC namespace (shared memory of X clients) */
+  ipcns: string;
   /** the machine's own address on its veth (the service reaches DevTools/VNC there) */
   address: string;
 }
@@ -32,6 +34,7 @@ export function jailedCommand(
     args: [
       `--net=${jail.netns}`,
       `--mount=${jail.mntns}`,
+      `--ipc=${jail.ipcns}`,
       `--setgid=${ids.gid}`,
       `--setuid=${ids.uid}`,
       "--",

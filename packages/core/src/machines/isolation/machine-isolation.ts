@@ -13,6 +13,7 @@ import type { Jail } from "./jail.ts";
 import {
   DEFAULT_HIDDEN_PATHS,
   hiddenPathProblem,
+  ipcnsPathOf,
   mntnsPathOf,
   prepareMountDir,
   setupMountNs,
@@ -139,7 +140,7 @@ export class MachineIsolation {
         this.opts.servicePorts ?? null,
       );
       const mntns = await setupMountNs(user.name, [...this.hidden, rootDir], keep);
-      return { netns: net.netnsPath, mntns, address: net.address };
+      return { netns: net.netnsPath, mntns, ipcns: ipcnsPathOf(user.name), address: net.address };
     } catch (e) {
       await this.leave(user.name).catch(() => {});
       const reason = e instanceof Error ? e.message : String(e);

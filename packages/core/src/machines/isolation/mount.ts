@@ -11,7 +11,8 @@
 //   /proc                    a new proc with hidepid=invisible: a machine's user sees its own processes
 //
 // The namespace is kept by bind-mounting it on /run/cua-isolation/mnt/<cuan-hex> (that directory is a
-// private mount, as `unshare --mount=<file>` needs); processes enter it with nsenter (jail.ts).
+// private mount, as `unshare --mount=<file>` needs); processes enter it with nsenter (jail.ts). An IPC
+// namespace of the machine's own is kept beside it (<cuan-hex>.ipc).
 
 import { existsSync } from "node:fs";
 import { mkdir, readFile, unlink, writeFile } from "node:fs/promises";
@@ -97,6 +98,16 @@ export function mntnsPathOf(userName: string): string {
   return path.join(MNT_DIR, netnsNameOf(userName));
 }
 
+/**
+ * The machine's IPC namespace (kept beside its mount namespace): System V shared memory, semaphores
+ * and message queues are the machine's own. X clients (scrot, Chromium) share image buffers with Xvfb
+ * through MIT-SHM segments that may be created world-readable; in the host's IPC namespace another
+ * machine could attach to them and read the screen.
+ */
+export function ipcnsPathOf(userName: string): string {
+  return `${mntnsPathOf(userName)}.ipc`;
+}
+
 /** The shell script run inside the new mount namespace (exported for tests of its shape). */
 export function mountScript(hidden: string[], keep: string[]): string {
   const cover = coverSet(hidden);
@@ -129,12 +140,14 @@ export function mountScript(hidden: string[], keep: string[]): string {
  */
 export async function setupMountNs(userName: string, hidden: string[], keep: string[]): Promise<string> {
   const file = mntnsPathOf(userName);
-  if (await isMountPoint(file)) return file;
-  await unlink(file).catch(() => {});
+  const ipc = ipcnsPathOf(userName);
+  if ((await isMountPoint(file)) && (await isMountPoint(ipc))) return file;
+  await teardownMountNs(userName);
   await writeFile(file, "", { mode: 0o600 });
+  await writeFile(ipc, "", { mode: 0o600 });
   const r = await run(
     "unshare",
-    [`--mount=${file}`, "--propagation", "private", "--", "/bin/sh", "-c", mountScript(hidden, keep)],
+    [`--mount=${file}`, `--ipc=${ipc}`, "--propagation", "private", "--", "/bin/sh", "-c", mountScript(hidden, keep)],
     { timeoutMs: 20_000 },
   );
   if (r.code !== 0) {
@@ -145,9 +158,10 @@ export async function setupMountNs(userName: string, hidden: string[], keep: str
 }
 
 export async function teardownMountNs(userName: string): Promise<void> {
-  const file = mntnsPathOf(userName);
-  if (await isMountPoint(file)) await run("umount", [file], { timeoutMs: 15_000 });
-  if (existsSync(file) && !(await isMountPoint(file))) await unlink(file).catch(() => {});
+  for (const file of [mntnsPathOf(userName), ipcnsPathOf(userName)]) {
+    if (await isMountPoint(file)) await run("umount", [file], { timeoutMs: 15_000 });
+    if (existsSync(file) && !(await isMountPoint(file))) await unlink(file).catch(() => {});
+  }
 }
 
 /** Removes kept mount namespaces of users that no longer exist (hex of live users as in sweepNetworks). */
@@ -159,7 +173,10 @@ export async function sweepMountNs(liveHex: Set<string>): Promise<void> {
     if (mp && path.dirname(mp) === MNT_DIR) files.add(mp);
   }
   for (const f of files) {
-    const hex = path.basename(f).replace(/^cuan-/, "");
+    const hex = path
+      .basename(f)
+      .replace(/^cuan-/, "")
+      .replace(/\.ipc$/, "");
     if (liveHex.has(hex)) continue;
     await run("umount", [f], { timeoutMs: 15_000 });
     await unlink(f).catch(() => {});
