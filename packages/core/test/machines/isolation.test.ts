@@ -5,7 +5,7 @@
 // still driven (browser, click, screenshot) and reaches "the internet" (a public-range address in a
 // separate namespace, see isolation/test-internet.ts). Needs root and the desktop packages.
 
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { chmod, mkdtemp, readdir, rm, utimes, writeFile } from "node:fs/promises";
 import http from "node:http";
@@ -245,6 +245,27 @@ describe("machine isolation (real desktops, network and mount namespaces)", () =
     // the file op `download` runs curl inside the machine as well
     const dl = await provider.files(a, "download", { url: `${base}/`, filename: "page.html" });
     expect(dl.success).toBe(true);
+  });
+
+  it("reaches the real internet exactly when the host does (DNS through the host's resolver, HTTPS)", async () => {
+    // whatever this host can reach (here: the npm registry and its resolver), a machine reaches too;
+    // with no network on the host both sides fail alike
+    const host = (cmd: string, args: string[]) => spawnSync(cmd, args, { encoding: "utf8", timeout: 20_000 });
+    const hostDns = host("getent", ["hosts", "registry.npmjs.org"]).status === 0;
+    const hostHttp = host("curl", [
+      "-s",
+      "-o",
+      "/dev/null",
+      "-w",
+      "%{http_code}",
+      "-m",
+      "10",
+      "https://registry.npmjs.org/",
+    ]);
+    const dns = await term(provider, b, "getent hosts registry.npmjs.org >/dev/null && echo resolved || echo failed");
+    expect(dns.output.trim()).toBe(hostDns ? "resolved" : "failed");
+    const http = await term(provider, b, "curl -s -o /dev/null -w '%{http_code}' -m 10 https://registry.npmjs.org/");
+    expect(http.output.trim()).toBe(hostHttp.stdout.trim());
   });
 
   it("VNC and noVNC are reached through the host's forwarders", async () => {

@@ -163,7 +163,9 @@ export class MachineIsolation {
   /** Whether the machine's namespaces exist (a desktop re-adopted after a restart keeps running in them). */
   async exists(userName: string): Promise<boolean> {
     if (this.mode === "none") return false;
-    return existsSync(`/run/netns/${netnsNameOf(userName)}`) && existsSync(mntnsPathOf(userName));
+    return [`/run/netns/${netnsNameOf(userName)}`, mntnsPathOf(userName), ipcnsPathOf(userName)].every((p) =>
+      existsSync(p),
+    );
   }
 
   /** Removes namespaces, veths, slots and mount namespaces of users that no longer exist. */
