@@ -8,6 +8,7 @@
 // envelope before any MCP message is read; without a key the session can list tools and prompts and call
 // the two public tools, and every other tool answers the REST route's 401 as an isError result. Each tool
 // call runs its REST route in process (app.inject) with the session's credential (./call.ts).
+import { CoreError } from "@cua/core/errors";
 import { authenticateKey } from "@cua/core/keys/authenticate-key";
 import type { OperationContext } from "@cua/core/operations/define";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
@@ -92,8 +93,18 @@ export function registerMcp(app: FastifyInstance, deps: AppDeps): void {
       void transport.close();
       void server.close();
     });
-    await server.connect(transport);
-    await transport.handleRequest(req.raw, reply.raw, req.body);
+    transport.onerror = (err) => req.log.warn({ err }, "mcp transport error");
+    try {
+      await server.connect(transport);
+      await transport.handleRequest(req.raw, reply.raw, req.body);
+    } catch (err) {
+      req.log.error({ err }, "mcp request failed");
+      if (!reply.raw.headersSent) {
+        const r = renderError(new CoreError("INTERNAL_ERROR"), String(req.id), baseUrl);
+        reply.raw.writeHead(r.status, { ...r.headers, "content-type": "application/json" });
+        reply.raw.end(JSON.stringify(r.body));
+      } else reply.raw.end();
+    }
   });
 
   const notAllowed = async (_req: FastifyRequest, reply: import("fastify").FastifyReply) =>
