@@ -108,6 +108,8 @@ describe.each([
   });
 
   it("lists exactly the 26 tools of DECISIONS and the 2 prompts", async () => {
+    const schedules = await call(s.url, "GET", "/v1/schedules", { key: acct.test_key });
+    const schedulesServed = !(schedules.status === 404 && schedules.body.error.code === "NOT_FOUND");
     const { tools } = await c.listTools();
     expect(tools.map((t) => t.name).sort()).toEqual([...ALL_TOOLS].sort());
     for (const t of tools) {
@@ -115,6 +117,8 @@ describe.each([
       expect(t.description?.length).toBeGreaterThan(10);
       const group = Object.entries(TOOLS).find(([, names]) => names.includes(t.name))![0];
       expect(t._meta?.["svc/group"]).toBe(group);
+      // a schedule tool says it is planned exactly while /v1/schedules is not served (DECISIONS: listed before)
+      expect(t._meta?.["svc/planned"] === true).toBe(group === "schedules" && !schedulesServed);
     }
     // the same input as the REST operation: predict's body fields
     const predict = tools.find((t) => t.name === "predict")!;
