@@ -1,6 +1,6 @@
 // GET /v1/machines/health (public): the managed provider's real readiness (issue 10), not just whether
-// one is configured: its programs (with the Debian packages that bring them), root, and whether the
-// last desktop start in this process failed.
+// one is configured: its programs (with the Debian packages that bring them) found and runnable, root,
+// and whether the last desktop start in this process failed.
 import type { z } from "zod";
 import type { MachinesDeps } from "./runtime.ts";
 import type { MachinesHealth } from "./schemas.ts";
@@ -11,8 +11,9 @@ interface ReadinessLike {
   missing?: { package: string }[];
 }
 
-export function machinesHealth(deps: Pick<MachinesDeps, "machines">): z.infer<typeof MachinesHealth> {
+export async function machinesHealth(deps: Pick<MachinesDeps, "machines">): Promise<z.infer<typeof MachinesHealth>> {
   const managed = deps.machines.managed;
+  await managed?.probe?.().catch(() => {});
   const r: ReadinessLike | null = managed
     ? ((managed.readiness?.() as ReadinessLike | undefined) ?? { ready: true, detail: "ready" })
     : null;

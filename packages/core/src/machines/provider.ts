@@ -179,6 +179,8 @@ export interface MachineProvider {
   close(): Promise<void>;
   /** whether machines can start on this host now (GET /v1/machines/health); absent: always ready */
   readiness?(): ProviderReadinessBase;
+  /** refreshes what readiness() knows by trying the provider's programs (cached by the provider) */
+  probe?(): Promise<void>;
   /**
    * removes whatever a machine that has no handle may have left (a provision cut short by a crash):
    * processes, user, files. Idempotent, like terminate.

@@ -111,6 +111,25 @@ describe("desktop start failures and cleanup (issue 10)", () => {
     await p.terminate(h);
   });
 
+  it("probe: a Chromium that does not run is reported before any machine is created; the real programs run", async () => {
+    const fake = path.join(binDir, "broken-chromium");
+    await writeFile(
+      fake,
+      "#!/bin/sh\necho 'broken-chromium: error while loading shared libraries: libgbm.so.1: cannot open shared object file' >&2\nexit 127\n",
+      { mode: 0o755 },
+    );
+    const p = make({ chromiumPath: fake });
+    expect(p.readiness()).toMatchObject({ ready: true, programs_run: null }); // found, not tried yet
+    await p.probe();
+    const r = p.readiness();
+    expect(r).toMatchObject({ ready: false, programs_run: false });
+    expect(r.detail).toContain(`chromium (${fake}) does not run here (exit 127)`);
+    expect(r.detail).toContain("libgbm.so.1");
+    const good = make();
+    await good.probe();
+    expect(good.readiness()).toMatchObject({ ready: true, programs_run: true });
+  }, 60_000);
+
   it("Chromium that exits before DevTools: the error quotes its last output; readiness reports the failed start", async () => {
     const fake = path.join(binDir, "fake-chromium");
     await writeFile(
