@@ -73,6 +73,11 @@ export const EnvSchema = z.object({
     .regex(/^\/[^\0]*$/, "must be a colon-separated list of absolute directories")
     .optional()
     .describe("where the desktop programs (Xvfb, openbox, chromium, xdotool...) are looked up (default root's PATH)"),
+  MACHINE_CHROMIUM_SANDBOX: z
+    .enum(["0", "1", "true", "false"])
+    .default("1")
+    .transform((v) => v === "1" || v === "true")
+    .describe("1: the desktops' Chromium keeps its sandbox (needs unprivileged user namespaces); 0: --no-sandbox"),
   MACHINE_STOP_ON_SHUTDOWN: z
     .enum(["0", "1", "true", "false"])
     .default("1")

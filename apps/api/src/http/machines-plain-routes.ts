@@ -60,6 +60,7 @@ export function machinesRuntimeFromEnv(env: Env): MachinesRuntime {
           publicHost: env.MACHINE_PUBLIC_HOST,
           websocketListenHost: env.MACHINE_WEBSOCKET_LISTEN_HOST,
           ...(env.MACHINE_BIN_PATH ? { searchPath: env.MACHINE_BIN_PATH } : {}),
+          chromiumSandbox: env.MACHINE_CHROMIUM_SANDBOX,
           // docs/security.md: machines never see the service's data or its repository (.env)
           isolation: env.MACHINE_ISOLATION,
           isolationPool: env.MACHINE_ISOLATION_POOL,

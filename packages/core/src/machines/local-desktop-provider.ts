@@ -1124,9 +1124,14 @@ export class LocalDesktopProvider implements MachineProvider {
     );
     if (!ok || exited) {
       signalGroup(pid, "SIGKILL");
+      const tail = await this.logTail(chromiumLog, chromiumLogFrom);
+      // the usual cause on containers and hardened hosts: no unprivileged user namespaces for its sandbox
+      const hint = /no usable sandbox/i.test(tail)
+        ? " Chromium's sandbox needs unprivileged user namespaces on this host (sysctl user.max_user_namespaces > 0, kernel.unprivileged_userns_clone=1, or an AppArmor profile that allows them); or run the desktops' browsers without it: MACHINE_CHROMIUM_SANDBOX=0."
+        : "";
       throw new MachineOpError(
         "BROWSER_UNAVAILABLE",
-        `Chromium did not open its DevTools endpoint ${exited ? "(it exited)" : `within ${this.opts.startTimeoutMs} ms`}${await this.logTail(chromiumLog, chromiumLogFrom)}`,
+        `Chromium did not open its DevTools endpoint ${exited ? "(it exited)" : `within ${this.opts.startTimeoutMs} ms`}${tail}${hint}`,
       );
     }
     // DevTools answers before the window is on screen: wait (bounded) until it is mapped, then focus it

@@ -153,6 +153,19 @@ describe("desktop start failures and cleanup (issue 10)", () => {
     expect(existsSync(path.join(root, p.userNameFor(id)))).toBe(false);
   }, 60_000);
 
+  it("a Chromium that finds no usable sandbox: the message says how to fix the host or turn the sandbox off", async () => {
+    const fake = path.join(binDir, "nosandbox-chromium");
+    await writeFile(
+      fake,
+      "#!/bin/sh\necho '[1:1:FATAL:zygote_host_impl_linux.cc(127)] No usable sandbox! If you are running on Ubuntu 23.10+ ...' >&2\nexit 133\n",
+      { mode: 0o755 },
+    );
+    const e = await rejection(make({ chromiumPath: fake }).provision({ machineId: uuid() }));
+    expect(e.message).toContain("No usable sandbox!");
+    expect(e.message).toContain("unprivileged user namespaces");
+    expect(e.message).toContain("MACHINE_CHROMIUM_SANDBOX=0");
+  }, 60_000);
+
   it("forget removes the user and home of a machine that has no handle; listMachineIds finds them first", async () => {
     const p = make();
     const id = uuid();
