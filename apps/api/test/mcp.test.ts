@@ -339,6 +339,23 @@ describe("MCP without a key and with a wrong key", () => {
   });
 });
 
+describe("a tool call is a REST request of the key (docs/mcp.md: why tools run the REST route)", () => {
+  it("usage counts tool calls under their REST endpoint, in the key's mode; /mcp itself is not a usage row", async () => {
+    const a = await s.account();
+    const c = await httpClient(a.live_key);
+    await c.listTools();
+    expect((await tool(c, "list_machines")).isError).toBeFalsy();
+    expect((await tool(c, "list_machines", { limit: 2 })).isError).toBeFalsy();
+    toolError(await tool(c, "get_machine", { id: "00000000-0000-4000-8000-000000000000" }), "MACHINE_NOT_FOUND");
+    const r = await call(s.url, "GET", "/v1/usage", { key: a.live_key });
+    expect(r.body.mode).toBe("live");
+    expect(r.body.by_endpoint).toEqual([
+      { endpoint: "GET /v1/machines", requests: 2, credits_charged: 0 },
+      { endpoint: "GET /v1/machines/{id}", requests: 1, credits_charged: 0 },
+    ]);
+  });
+});
+
 describe("tools and /openapi.json agree (issue 11: one definition per operation)", () => {
   it("each tool with a REST route has that operation in the OpenAPI document, same scope, same input fields", async () => {
     const doc = (await call(s.url, "GET", "/openapi.json")).body;
