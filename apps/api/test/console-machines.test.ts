@@ -23,9 +23,9 @@ describe("console machines", () => {
     const id: string = p.data.machine.id;
     expect(id).toMatch(/^mch_test_[0-9a-f]+$/);
     const list = await trpc(s.url, "console.machines.list", { query: true, cookie, input: { mode: "test" } });
-    expect(list.data.machines.map((m: { id: string }) => m.id)).toEqual([id]);
+    expect(list.data.data.map((m: { id: string }) => m.id)).toEqual([id]);
     const live = await trpc(s.url, "console.machines.list", { query: true, cookie, input: { mode: "live" } });
-    expect(live.data.machines).toEqual([]);
+    expect(live.data.data).toEqual([]);
     const get = await trpc(s.url, "console.machines.get", { query: true, cookie, input: { id } });
     expect(get.data.status).toBe("running");
     const shot = await trpc(s.url, "console.machines.screenshot", { query: true, cookie, input: { id } });
@@ -57,7 +57,7 @@ describe("console machines", () => {
     const term2 = await trpc(s.url, "console.machines.terminate", { input: { id }, cookie });
     expect(term2.status).toBe(200);
     const after = await trpc(s.url, "console.machines.list", { query: true, cookie, input: { mode: "test" } });
-    expect(after.data.machines).toEqual([]);
+    expect(after.data.data).toEqual([]);
   });
 
   it("live provisioning needs the 20-credit wallet gate (402 INSUFFICIENT_CREDITS) before anything else", async () => {
@@ -65,7 +65,7 @@ describe("console machines", () => {
     const r = await trpc(s.url, "console.machines.provision", { input: { mode: "live" }, cookie });
     expect(r.status).toBe(402);
     expect(r.error).toMatchObject({ code: "INSUFFICIENT_CREDITS", required: 20, balance: 0 });
-    expect((await trpc(s.url, "console.machines.list", { query: true, cookie, input: {} })).data.machines).toEqual([]);
+    expect((await trpc(s.url, "console.machines.list", { query: true, cookie, input: {} })).data.data).toEqual([]);
   });
 
   it("another account's machine is 404 and a malformed id 400", async () => {

@@ -96,7 +96,7 @@ describe("console runs", () => {
       cookie,
       input: { status: "succeeded", mode: "test" },
     });
-    expect(list.data.runs.map((r: { id: string }) => r.id)).toEqual([c.data.id]);
+    expect(list.data.data.map((r: { id: string }) => r.id)).toEqual([c.data.id]);
   });
 
   it("cancel acts at once on a paused run; a terminal run cannot be cancelled again", async () => {
