@@ -288,8 +288,13 @@ describe("machine isolation (real desktops, network and mount namespaces)", () =
     const stopped = await provider.stop(b);
     expect(stopped.net_address).toBeNull();
     expect(existsSync(`/run/netns/${netnsNameOf(user)}`)).toBe(false);
+    // rules removed behind the service's back (a firewall reload) are put back by the next start
+    execFileSync("iptables", ["-w", "10", "-D", "INPUT", "-i", "cuav+", "-j", "CUA-ISO-IN"]);
     b = await provider.start(stopped);
     expect(existsSync(`/run/netns/${netnsNameOf(user)}`)).toBe(true);
+    expect(() =>
+      execFileSync("iptables", ["-w", "10", "-C", "INPUT", "-i", "cuav+", "-j", "CUA-ISO-IN"]),
+    ).not.toThrow();
     await provider.terminate(b);
     expect(existsSync(`/run/netns/${netnsNameOf(user)}`)).toBe(false);
     expect(existsSync(`/sys/class/net/${hostIfOf(user)}`)).toBe(false);

@@ -55,6 +55,7 @@ export interface IsolationStatus {
   detail: string;
 }
 
+const ISOLATED = "Machines run in their own network, mount and IPC namespaces (docs/security.md).";
 const TOOLS = ["ip", "iptables", "iptables-restore", "nsenter", "unshare", "mount", "umount", "env"] as const;
 const SBIN_PATH = ["/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin"];
 
@@ -63,7 +64,7 @@ export class MachineIsolation {
   readonly forwarders = new PortForwarders();
   private readonly pool: Pool;
   private readonly hidden: string[];
-  private hostReady: Promise<void> | null = null;
+  private hostChain: Promise<void> = Promise.resolve();
   private dnsServers: string[] = [];
   private state: IsolationStatus;
 
@@ -83,7 +84,7 @@ export class MachineIsolation {
             detail:
               "Machine isolation is off (MACHINE_ISOLATION=none): machines share the host's network and file system.",
           }
-        : { mode: "namespaces", available: null, detail: "Machines run in their own network and mount namespaces." };
+        : { mode: "namespaces", available: null, detail: ISOLATED };
   }
 
   status(): IsolationStatus {
@@ -95,8 +96,18 @@ export class MachineIsolation {
     return TOOLS.filter((t) => !SBIN_PATH.some((d) => existsSync(`${d}/${t}`)));
   }
 
+  /**
+   * Checks the host and (re)installs its rules before every machine start, one at a time: rules
+   * flushed by someone else (a firewall reload) or a reset ip_forward are repaired by the next start.
+   */
   private prepareHost(): Promise<void> {
-    this.hostReady ??= (async () => {
+    const next = this.hostChain.then(() => this.prepareHostNow());
+    this.hostChain = next.catch(() => {});
+    return next;
+  }
+
+  private async prepareHostNow(): Promise<void> {
+    try {
       if (process.getuid?.() !== 0) throw new Error("the service does not run as root");
       const missing = this.missingTools();
       if (missing.length)
@@ -110,18 +121,12 @@ export class MachineIsolation {
         dnsServers: this.dnsServers,
       });
       await prepareMountDir();
-    })().then(
-      () => {
-        this.state = { ...this.state, available: true };
-      },
-      (e) => {
-        this.hostReady = null; // try again next time (a package may be installed meanwhile)
-        const reason = e instanceof Error ? e.message : String(e);
-        this.state = { ...this.state, available: false, detail: `Machine isolation is unavailable: ${reason}` };
-        throw e;
-      },
-    );
-    return this.hostReady;
+      this.state = { mode: "namespaces", available: true, detail: ISOLATED };
+    } catch (e) {
+      const reason = e instanceof Error ? e.message : String(e);
+      this.state = { ...this.state, available: false, detail: `Machine isolation is unavailable: ${reason}` };
+      throw e;
+    }
   }
 
   /**
