@@ -20,6 +20,7 @@ import { getMachineOp, listMachinesOp } from "../machines-service/list-machines.
 import { browserOpOp, fileOpOp, runActionOp, runBatchOp, terminalOp } from "../machines-service/machine-commands.op.ts";
 import { restartMachineOp, startMachineOp, stopMachineOp } from "../machines-service/machine-lifecycle.op.ts";
 import { machineConnectionOp, machineScreenshotOp } from "../machines-service/machine-screenshot.op.ts";
+import { activeBillingOp } from "../machines-service/billing-active.op.ts";
 import { machinePricingOp, machinesHealthOp } from "../machines-service/machines-info.op.ts";
 import { provisionMachineOp } from "../machines-service/provision-machine.op.ts";
 import { listSnapshotsOp, restoreMachineOp, snapshotMachineOp } from "../machines-service/snapshot-machine.op.ts";
@@ -62,6 +63,7 @@ export const operations = [
   walletBalanceOp,
   walletLedgerOp,
   walletTopUpOp,
+  activeBillingOp,
   // prediction
   listModelsOp,
   predictOp,
