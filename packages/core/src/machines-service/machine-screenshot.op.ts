@@ -1,10 +1,9 @@
 // GET /v1/machines/{id}/screenshot: JSON (base64 PNG) from the generated router; with `Accept: image/png`
 // apps/api/src/http/machines-plain-routes.ts runs this same operation and answers the raw bytes.
 import { defineOperation } from "../operations/define.ts";
-import { machineConnection } from "./machine-connection.ts";
 import { screenshotMachine } from "./machine-screenshot.ts";
 import { DISPATCH_ERRORS, RUNNING_ERRORS } from "./op-errors.ts";
-import { ConnectionResponse, MachineIdParam, ScreenshotResponse } from "./schemas.ts";
+import { MachineIdParam, ScreenshotResponse } from "./schemas.ts";
 
 export const machineScreenshotOp = defineOperation({
   id: "machines.screenshot",
@@ -34,26 +33,5 @@ export const machineScreenshotOp = defineOperation({
       height: s.height,
       captured_at: s.captured_at,
     };
-  },
-});
-
-export const machineConnectionOp = defineOperation({
-  id: "machines.connection",
-  method: "GET",
-  path: "/machines/{id}/connection",
-  scope: "connection:read",
-  input: MachineIdParam,
-  output: ConnectionResponse,
-  errors: [...RUNNING_ERRORS, "FEATURE_NOT_AVAILABLE"],
-  docs: {
-    tags: ["Machines"],
-    summary: "Connection details",
-    description:
-      "VNC password and port, a noVNC websocket URL (and noVNC page); SSH fields are null where the provider offers no SSH. Cache-Control: no-store. External machines: 409 INVALID_STATE.",
-  },
-  console: "shared",
-  handler: (ctx, input) => {
-    ctx.res.headers["Cache-Control"] = "no-store";
-    return machineConnection(ctx.deps, ctx.caller, input.id);
   },
 });

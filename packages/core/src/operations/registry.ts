@@ -9,6 +9,7 @@ import { listKeysOp } from "../keys/list-keys.op.ts";
 import { revokeKeyOp } from "../keys/revoke-key.op.ts";
 import { scopeCatalogOp } from "../keys/scope-catalog.op.ts";
 import { deleteLlmKeyOp, listLlmKeysOp, putLlmKeyOp } from "../llm-keys/llm-keys.op.ts";
+import { activeBillingOp } from "../machines-service/billing-active.op.ts";
 import {
   driverHeartbeatOp,
   driverObservationOp,
@@ -18,9 +19,9 @@ import {
 import { enrollExternalOp } from "../machines-service/enroll-external.op.ts";
 import { getMachineOp, listMachinesOp } from "../machines-service/list-machines.op.ts";
 import { browserOpOp, fileOpOp, runActionOp, runBatchOp, terminalOp } from "../machines-service/machine-commands.op.ts";
+import { machineConnectionOp } from "../machines-service/machine-connection.op.ts";
 import { restartMachineOp, startMachineOp, stopMachineOp } from "../machines-service/machine-lifecycle.op.ts";
-import { machineConnectionOp, machineScreenshotOp } from "../machines-service/machine-screenshot.op.ts";
-import { activeBillingOp } from "../machines-service/billing-active.op.ts";
+import { machineScreenshotOp } from "../machines-service/machine-screenshot.op.ts";
 import { machinePricingOp, machinesHealthOp } from "../machines-service/machines-info.op.ts";
 import { provisionMachineOp } from "../machines-service/provision-machine.op.ts";
 import { listSnapshotsOp, restoreMachineOp, snapshotMachineOp } from "../machines-service/snapshot-machine.op.ts";
@@ -43,6 +44,20 @@ import { durableServeOp } from "../runs/durable-serve.op.ts";
 import { getRunOp, listRunsOp } from "../runs/get-run.op.ts";
 import { resumeRunOp } from "../runs/resume-run.op.ts";
 import { runEventsOp } from "../runs/run-events.op.ts";
+import {
+  createScheduleOp,
+  deleteScheduleOp,
+  getScheduleOp,
+  getScheduleRunOp,
+  listScheduleRunsOp,
+  listSchedulesOp,
+  pauseScheduleOp,
+  resumeScheduleOp,
+  runScheduleNowOp,
+  schedulesHealthOp,
+  triggersHealthOp,
+  updateScheduleOp,
+} from "../schedules/schedules.op.ts";
 import { getUsageOp } from "../usage/usage.op.ts";
 import { walletBalanceOp, walletLedgerOp, walletTopUpOp } from "../wallet/wallet.op.ts";
 import type { AnyOperation } from "./define.ts";
@@ -112,6 +127,19 @@ export const operations = [
   driverObservationOp,
   driverResultOp,
   driverHeartbeatOp,
+  // schedules (static paths before /schedules/{id})
+  schedulesHealthOp,
+  triggersHealthOp,
+  createScheduleOp,
+  listSchedulesOp,
+  getScheduleOp,
+  updateScheduleOp,
+  deleteScheduleOp,
+  pauseScheduleOp,
+  resumeScheduleOp,
+  runScheduleNowOp,
+  listScheduleRunsOp,
+  getScheduleRunOp,
   // public discovery (MCP only: no REST route)
   capabilitiesOp,
   pricingOp,
