@@ -30,8 +30,15 @@ export const runFinished = eventType("run/finished", { schema: z.object({ run_id
 /** A callback delivery was queued (run_callback_deliveries): deliver it. */
 export const runCallback = eventType("run/callback", { schema: z.object({ delivery_id: id }) });
 
+// --- schedules (docs/schedules.md "Firing") ------------------------------------------------------------
+
+/** A schedule's timer is (re-)armed: sleep until its next_run_at. A newer generation cancels older timers. */
+export const scheduleArmed = eventType("schedule/armed", {
+  schema: z.object({ schedule_id: id, generation: z.number().int().min(0) }),
+});
+
 /** The catalogue: every event the app sends or receives. */
-export const appEvents = { runStarted, runResumed, runCancelled, runFinished, runCallback } as const;
+export const appEvents = { runStarted, runResumed, runCancelled, runFinished, runCallback, scheduleArmed } as const;
 
 export type AppEventType = (typeof appEvents)[keyof typeof appEvents];
 export type AppEventName = AppEventType["name"];

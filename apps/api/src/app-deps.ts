@@ -6,6 +6,7 @@ import type { EnginePort } from "@cua/core/predict/engine-port";
 import type { SessionKeyStore } from "@cua/core/predict/sessions";
 import type { RunEventHub } from "@cua/core/runs/event-hub";
 import type { RunJobs, RunsConfig } from "@cua/core/runs/ports";
+import type { SchedulesPort } from "@cua/core/schedules/ports";
 import type { UsageRecorder } from "@cua/core/usage/usage";
 import type { Env } from "./env.ts";
 import type { DurableRuntime } from "./http/inngest-serve.ts";
@@ -29,6 +30,8 @@ export interface AppDeps extends CoreDeps {
   runJobs: RunJobs;
   runsConfig: RunsConfig;
   runEvents: RunEventHub;
+  /** schedule timers as events to the durable executor; webhook_url's base (docs/schedules.md) */
+  schedules: SchedulesPort;
   /** the embedded executor or the /api/inngest serve route (started by createApp) */
   durable?: DurableRuntime;
 }

@@ -12,6 +12,7 @@ import { RunEventHub } from "@cua/core/runs/event-hub";
 import { UsageRecorder } from "@cua/core/usage/usage";
 import { startHoldSweeper } from "@cua/core/wallet/holds";
 import { type DbHandle, openDb } from "@cua/db/client";
+import { InngestScheduleJobs } from "@cua/inngest/schedule-jobs";
 import type { FastifyInstance } from "fastify";
 import { type AppDeps, SERVICE_VERSION } from "./app-deps.ts";
 import { createEnginePort } from "./engines.ts";
@@ -89,6 +90,10 @@ export async function createApp(env: Env): Promise<App> {
       callbackTimeoutMs: env.RUN_CALLBACK_TIMEOUT_MS,
     },
     runEvents: new RunEventHub(h.db, { pollMs: env.RUN_EVENTS_POLL_MS }),
+    schedules: {
+      jobs: new InngestScheduleJobs(),
+      ...(env.PUBLIC_BASE_URL ? { publicBaseUrl: env.PUBLIC_BASE_URL.replace(/\/$/, "") } : {}),
+    },
   };
   const server = await buildServer(deps);
   registerAdminRoutes(server, deps);

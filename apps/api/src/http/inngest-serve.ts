@@ -10,7 +10,9 @@ import { createExecutor, type Executor } from "@cua/executor";
 import { createPrismaStore } from "@cua/executor/prisma-store";
 import { createInngestClient } from "@cua/inngest/client";
 import { createRunFunctions } from "@cua/inngest/functions/runs";
+import { createScheduleFunctions } from "@cua/inngest/functions/schedules";
 import { InngestRunJobs } from "@cua/inngest/run-jobs";
+import type { InngestScheduleJobs } from "@cua/inngest/schedule-jobs";
 import type { FastifyInstance } from "fastify";
 import type { Inngest } from "inngest";
 import { serve } from "inngest/fastify";
@@ -56,11 +58,13 @@ export async function startDurableRuntime(app: FastifyInstance, deps: AppDeps): 
     ...(env.INNGEST_DEV ? { isDev: true } : {}),
     logger: sdkLogger(deps),
   });
-  const functions = createRunFunctions(client, deps);
+  const functions = [...createRunFunctions(client, deps), ...createScheduleFunctions(client, deps)];
   const jobs = deps.runJobs as InngestRunJobs;
+  const scheduleJobs = deps.schedules.jobs as InngestScheduleJobs;
   if (external) {
     app.route({ method: ["GET", "POST", "PUT"], url: INNGEST_PATH, handler: serve({ client, functions }) });
     jobs.sink = { send: (events) => client.send(events) };
+    scheduleJobs.sink = jobs.sink;
     return { mode: "inngest", client, executor: null, health: async () => ({ ok: true }), stop: async () => {} };
   }
   const log = deps.logger;
@@ -71,10 +75,13 @@ export async function startDurableRuntime(app: FastifyInstance, deps: AppDeps): 
     concurrency: env.EXECUTOR_CONCURRENCY,
     pollIntervalMs: env.EXECUTOR_POLL_MS,
     leaseMs: env.EXECUTOR_LEASE_MS,
+    // the service's clock: durable sleeps (schedule timers, run deadlines) wake by the same time core reads
+    now: () => deps.clock.now(),
     logger: { debug: log.debug, info: log.info, warn: log.warn, error: log.error },
   });
   await executor.start();
   jobs.sink = { send: (events) => executor.send(events) };
+  scheduleJobs.sink = jobs.sink;
   return {
     mode: "embedded",
     client,

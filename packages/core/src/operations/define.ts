@@ -14,6 +14,7 @@ import type { EnginePort } from "../predict/engine-port.ts";
 import type { SessionKeyStore } from "../predict/sessions.ts";
 import type { RunEventHub } from "../runs/event-hub.ts";
 import type { RunJobs, RunsConfig } from "../runs/ports.ts";
+import type { SchedulesPort } from "../schedules/ports.ts";
 import type { UsageRecorder } from "../usage/usage.ts";
 import type { Caller } from "./caller.ts";
 
@@ -49,6 +50,8 @@ export interface OperationDeps extends CoreDeps {
   runEvents: RunEventHub;
   version: string;
   durable?: { health(): Promise<{ ok: boolean }> };
+  /** schedule timers (events to the durable executor) and the public base URL of webhook_url */
+  schedules?: SchedulesPort;
 }
 
 /** What the transport gives a handler, and what the handler may set on the answer. */
