@@ -414,8 +414,9 @@ describe("observations and frames", () => {
     expect(f1.body.digest).toBe(createHash("sha256").update(img).digest("hex"));
     expect(f1.body).toMatchObject({ sequence: 1 });
     expect(f1.body.frame_id).toMatch(/^frm_[0-9a-f]+$/);
-    const replay = await obs(1, withText);
-    expect(replay.body.frame_id).toBe(f1.body.frame_id);
+    // a repeated sequence is 409 SEQUENCE_CONFLICT, not a second 201 (issue 12); an exact repeat names its frame
+    const replay = envelope(await obs(1, withText), 409, "SEQUENCE_CONFLICT");
+    expect(replay).toMatchObject({ last_sequence: 1, frame_id: f1.body.frame_id, duplicate: true });
     expect(envelope(await obs(3, img), 409, "SEQUENCE_CONFLICT").last_sequence).toBe(1);
     envelope(await obs(1, png(320, 240, [1, 2, 3])), 409, "SEQUENCE_CONFLICT");
     envelope(
@@ -491,7 +492,11 @@ describe("owner rules for external machines", () => {
       400,
       "UNSUPPORTED_MACHINE_KIND",
     );
-    envelope(await call(s.url, "GET", `/v1/machines/${m.machine_id}`, { key: other.live_key }), 404, "MACHINE_NOT_FOUND");
+    envelope(
+      await call(s.url, "GET", `/v1/machines/${m.machine_id}`, { key: other.live_key }),
+      404,
+      "MACHINE_NOT_FOUND",
+    );
     envelope(
       await call(s.url, "POST", `/v1/machines/${m.machine_id}/actions`, {
         key: other.live_key,

@@ -10,6 +10,8 @@ export const getHealthOp = defineOperation({
   input: z.void(),
   output: z.object({
     status: z.enum(["ok", "degraded"]).describe("ok when every check passes"),
+    service: z.literal("api").describe("which service answers (DECISIONS.md Compatibility amendments)"),
+    api_version: z.literal("v1").describe("the API's major version (its path prefix)"),
     version: z.string().describe("service version"),
     time: z.string().describe("server time, ISO 8601"),
     checks: z
@@ -30,6 +32,6 @@ export const getHealthOp = defineOperation({
       ctx.res.status = 503;
       ctx.res.headers["Retry-After"] = "5";
     }
-    return r;
+    return { ...r, service: "api" as const, api_version: "v1" as const };
   },
 });

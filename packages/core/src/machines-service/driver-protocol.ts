@@ -122,17 +122,15 @@ export async function postObservation(deps: MachinesDeps, machine: Machine, body
       SELECT last_sequence FROM machines WHERE id = ${machine.id} FOR UPDATE`;
     const last = rows[0]?.last_sequence ?? 0;
     if (body.sequence === last && last > 0) {
-      // an exact replay of the newest frame (the driver did not see our answer): same answer again
+      // a repeated sequence is 409 SEQUENCE_CONFLICT, never a second 201 (issue 12). When it repeats the newest
+      // frame exactly (the driver lost our answer), the conflict names that frame so the driver can go on.
       const prev = await tx.machineFrame.findFirst({ where: { machineId: machine.id, sequence: last } });
-      if (prev && prev.requestDigest === requestDigest) {
-        return {
-          frame_id: prev.id,
-          sequence: prev.sequence,
-          request_digest: prev.requestDigest,
-          digest: prev.digest,
-          stored_at: prev.storedAt.toISOString(),
-        };
-      }
+      throw new CoreError("SEQUENCE_CONFLICT", `sequence ${last} was already stored; send ${last + 1}.`, {
+        last_sequence: last,
+        ...(prev && prev.requestDigest === requestDigest
+          ? { frame_id: prev.id, duplicate: true }
+          : { duplicate: false }),
+      });
     }
     if (body.sequence !== last + 1) {
       throw new CoreError("SEQUENCE_CONFLICT", `sequence must be ${last + 1} (last_sequence + 1).`, {

@@ -25,16 +25,62 @@ import {
 import type { BatchResult, CommandResult, OpResult } from "../machines/provider.ts";
 import { dispatchExternal, outcomeToCommand, outcomeToOp } from "./external-dispatch.ts";
 import { parseMachineId } from "./ids.ts";
-import { externalRunnable, managedRunnable, syncHandle } from "./machine-access.ts";
+import { bindManaged, externalRunnable, externalScreenshot, managedRunnable, syncHandle } from "./machine-access.ts";
 import { withManagedReconcile } from "./reconcile-machine.ts";
 import type { MachinePrincipal } from "./record.ts";
 import { assertMachineStatus, loadMachine } from "./record.ts";
 import type { MachinesDeps } from "./runtime.ts";
 
+// DECISIONS.md "Compatibility amendments (2026-11-25)": the commercial contract's command aliases
+// `type_text` (= type) and `key_press {key}` (= key_press {keys: [key]}).
+export const COMMAND_ALIASES: Record<string, string> = { type_text: "type" };
+
+/** The command and parameters with the commercial aliases resolved (anything else unchanged). */
+export function resolveAliases<P>(command: string, parameters: P): { command: string; parameters: P } {
+  const name = COMMAND_ALIASES[command] ?? command;
+  const p = parameters as Record<string, unknown> | undefined;
+  if (name === "key_press" && p && typeof p === "object" && "key" in p && !("keys" in p)) {
+    const { key, ...rest } = p;
+    return { command: name, parameters: { ...rest, keys: [key] } as P };
+  }
+  return { command: name, parameters };
+}
+
+function batchWithAliases(body: unknown): unknown {
+  const b = body as { steps?: unknown } | null;
+  if (!b || typeof b !== "object" || !Array.isArray(b.steps)) return body;
+  return {
+    ...b,
+    steps: b.steps.map((s) => {
+      if (!s || typeof s !== "object" || typeof (s as { command?: unknown }).command !== "string") return s;
+      const st = s as { command: string; parameters?: unknown };
+      return { ...st, ...resolveAliases(st.command, st.parameters) };
+    }),
+  };
+}
+
 /** Scope of a single action; undefined for a command outside the allowlist (then 422 follows). */
 export const actionScope = (command: unknown): MachineScope | undefined =>
-  typeof command === "string" ? commandScope(command) : undefined;
-export const batchScopesOf = (body: unknown): MachineScope[] => batchScopes(body);
+  typeof command === "string" ? commandScope(resolveAliases(command, {}).command) : undefined;
+export const batchScopesOf = (body: unknown): MachineScope[] => batchScopes(batchWithAliases(body));
+
+/**
+ * The screen after a command, base64 (DECISIONS.md "Compatibility amendments": action, browser, terminal and
+ * file answers carry `screenshot` unless include_screenshot is false). Null when there is nothing to capture
+ * (no desktop) or the capture failed: the command's own outcome is what the answer reports.
+ */
+async function screenAfter(deps: MachinesDeps, m: Machine, include: boolean | undefined) {
+  if (include === false) return {};
+  try {
+    if (m.kind === "external") return { screenshot: (await externalScreenshot(deps, m)).png.toString("base64") };
+    if (!m.desktopEnabled) return { screenshot: null };
+    const { provider, handle } = bindManaged(deps, m);
+    return { screenshot: (await provider.screenshot(handle)).png.toString("base64") };
+  } catch (e) {
+    deps.logger.warn("screenshot after a command failed", { machine_id: m.id, err: String(e) });
+    return { screenshot: null };
+  }
+}
 export const browserScope = (): MachineScope => BROWSER_OP_SCOPE;
 export const terminalScope = (): MachineScope => TERMINAL_SCOPE;
 export const fileScope = (op: string): MachineScope | undefined => fileOpScope(op);
@@ -54,10 +100,25 @@ export async function runAction(
     parameters: Record<string, unknown>;
     timeout_ms?: number | undefined;
     precondition_frame_id?: string | null | undefined;
+    include_screenshot?: boolean | undefined;
   },
-): Promise<CommandResult & { machine_id: string }> {
+): Promise<CommandResult & { machine_id: string; screenshot?: string | null }> {
   parseMachineId(id);
-  const parsed = parseCommand(body.command, body.parameters);
+  const aliased = resolveAliases(body.command, body.parameters);
+  const parsed = parseCommand(aliased.command, aliased.parameters);
+  const r = await runParsedAction(deps, principal, id, parsed, body);
+  // a screenshot command answers its own image; other commands the screen after them
+  const shot = parsed.command === "screenshot" ? {} : await screenAfter(deps, r.m, body.include_screenshot);
+  return { ...r.out, ...shot };
+}
+
+async function runParsedAction(
+  deps: MachinesDeps,
+  principal: MachinePrincipal,
+  id: string,
+  parsed: ReturnType<typeof parseCommand>,
+  body: { timeout_ms?: number | undefined; precondition_frame_id?: string | null | undefined },
+): Promise<{ m: Machine; out: CommandResult & { machine_id: string } }> {
   const timeoutMs = parseTimeout(body.timeout_ms);
   const m = await runningMachine(deps, principal, id);
   checkOnScreen(parsed, { width: m.screenWidth, height: m.screenHeight });
@@ -67,21 +128,27 @@ export async function runAction(
       if (body.precondition_frame_id != null && m.lastFrameId !== body.precondition_frame_id)
         throw new CoreError("FRAME_PRECONDITION_FAILED", "precondition_frame_id is not the machine's newest frame.");
       return {
-        machine_id: m.id,
-        ...(await externalRunnable(deps, m).execute(parsed.command, parsed.params, { timeoutMs })),
+        m,
+        out: {
+          machine_id: m.id,
+          ...(await externalRunnable(deps, m).execute(parsed.command, parsed.params, { timeoutMs })),
+        },
       };
     }
     const o = await dispatchExternal(deps, m, parsed.command, parsed.params as Record<string, unknown>, {
       timeoutMs,
       preconditionFrameId: body.precondition_frame_id ?? null,
     });
-    return { machine_id: m.id, ...outcomeToCommand(parsed.command, o) };
+    return { m, out: { machine_id: m.id, ...outcomeToCommand(parsed.command, o) } };
   }
   return {
-    machine_id: m.id,
-    ...(await withManagedReconcile(deps, m, ({ provider, handle }) =>
-      provider.execute(handle, parsed.command, parsed.params, { timeoutMs }),
-    )),
+    m,
+    out: {
+      machine_id: m.id,
+      ...(await withManagedReconcile(deps, m, ({ provider, handle }) =>
+        provider.execute(handle, parsed.command, parsed.params, { timeoutMs }),
+      )),
+    },
   };
 }
 
@@ -92,7 +159,7 @@ export async function runBatchOnMachine(
   body: unknown,
 ): Promise<BatchResult & { machine_id: string }> {
   parseMachineId(id);
-  const batch = parseBatch(body);
+  const batch = parseBatch(batchWithAliases(body));
   const m = await runningMachine(deps, principal, id);
   batch.steps.forEach((s, i) => {
     checkOnScreen(s.parsed, { width: m.screenWidth, height: m.screenHeight }, `body.steps.${i}.parameters`);
@@ -117,8 +184,12 @@ export async function runBrowserOp(
   principal: MachinePrincipal,
   id: string,
   op: string,
-  body: { parameters: Record<string, unknown>; timeout_ms?: number | undefined },
-): Promise<Timed & { machine_id: string; op: string }> {
+  body: {
+    parameters: Record<string, unknown>;
+    timeout_ms?: number | undefined;
+    include_screenshot?: boolean | undefined;
+  },
+): Promise<Timed & { machine_id: string; op: string; command: string; screenshot?: string | null }> {
   parseMachineId(id);
   if (!isBrowserOp(op)) parseBrowserOp(op, {}); // 400 UNKNOWN_BROWSER_OP
   const parsed = parseBrowserOp(op, body.parameters);
@@ -143,16 +214,18 @@ export async function runBrowserOp(
       }
     });
   });
-  return { machine_id: m.id, op, ...r };
+  const shot = op === "screenshot" ? {} : await screenAfter(deps, m, body.include_screenshot);
+  return { machine_id: m.id, op, command: `browser_${op}`, ...r, ...shot };
 }
 
 export async function runTerminal(
   deps: MachinesDeps,
   principal: MachinePrincipal,
   id: string,
-  body: unknown,
-): Promise<Timed & { machine_id: string }> {
+  rawBody: unknown,
+): Promise<Timed & { machine_id: string; command: string; screenshot?: string | null }> {
   parseMachineId(id);
+  const { include_screenshot, ...body } = (rawBody ?? {}) as { include_screenshot?: boolean };
   const input = parseTerminal(body);
   const m = await runningMachine(deps, principal, id);
   const r = await timed(async () => {
@@ -164,7 +237,7 @@ export async function runTerminal(
     }
     return withManagedReconcile(deps, m, ({ provider, handle }) => provider.terminal(handle, body));
   });
-  return { machine_id: m.id, ...r };
+  return { machine_id: m.id, command: input.command, ...r, ...(await screenAfter(deps, m, include_screenshot)) };
 }
 
 export async function runFileOpOnMachine(
@@ -172,8 +245,8 @@ export async function runFileOpOnMachine(
   principal: MachinePrincipal,
   id: string,
   op: string,
-  body: { parameters: Record<string, unknown> },
-): Promise<Timed & { machine_id: string; op: string }> {
+  body: { parameters: Record<string, unknown>; include_screenshot?: boolean | undefined },
+): Promise<Timed & { machine_id: string; op: string; command: string; screenshot?: string | null }> {
   parseMachineId(id);
   if (!isFileOp(op)) parseFileOp(op, {}); // 400 UNKNOWN_FILE_OP
   const parsed = parseFileOp(op, body.parameters);
@@ -185,5 +258,11 @@ export async function runFileOpOnMachine(
     }
     return withManagedReconcile(deps, m, ({ provider, handle }) => provider.files(handle, op, body.parameters));
   });
-  return { machine_id: m.id, op, ...r };
+  return {
+    machine_id: m.id,
+    op,
+    command: `file_${op.replace(/-/g, "_")}`,
+    ...r,
+    ...(await screenAfter(deps, m, body.include_screenshot)),
+  };
 }

@@ -27,12 +27,19 @@ export const machinesHealthOp = defineOperation({
   path: "/machines/health",
   auth: "public",
   input: z.void(),
-  output: MachinesHealth,
+  output: MachinesHealth.extend({
+    service: z.literal("machines").describe("which service answers (DECISIONS.md Compatibility amendments)"),
+    api_version: z.literal("v1").describe("the API's major version (its path prefix)"),
+  }),
   docs: {
     tags: ["Machines"],
     summary: "Machine service health",
     description:
       "Public. Whether a live desktop can be provisioned on this server now: the managed provider's programs (missing_packages names the Debian packages to install), root, and the last desktop start; degraded otherwise.",
   },
-  handler: (ctx) => machinesHealth(ctx.deps),
+  handler: async (ctx) => ({
+    ...(await machinesHealth(ctx.deps)),
+    service: "machines" as const,
+    api_version: "v1" as const,
+  }),
 });

@@ -1,7 +1,8 @@
 // Request and response schemas of the machine endpoints (the routers' OpenAPI comes from these).
-import { listOf } from "../operations/list.ts";
+
 import { z } from "zod";
 import { MAX_BATCH_STEPS, TimeoutMs } from "../machines/commands.ts";
+import { listOf } from "../operations/list.ts";
 import { CAPABILITIES, MachineRecord } from "./record.ts";
 
 export const MachineIdParam = z.object({
@@ -34,11 +35,40 @@ export const ProvisionBody = z.strictObject({
     .optional()
     .describe("start with the home directory of this snapshot (one of the account's snapshots)"),
   metadata: Metadata.optional(),
+  // DECISIONS.md "Compatibility amendments (2026-11-25)": the commercial contract's sizing fields. The
+  // provider runs what it can; the answer's `resources` says what the machine got.
+  provider: z.enum(["auto"]).optional().describe("auto (default): the server's provider for the key's mode"),
+  cpu_cores: z.int().min(1).max(16).optional().describe("1 to 16 (requested; see resources in the answer)"),
+  memory_gb: z.int().min(1).max(64).optional().describe("1 to 64 (requested; see resources in the answer)"),
+  storage_gb: z.int().min(8).max(500).optional().describe("8 to 500 (requested; see resources in the answer)"),
 });
 export type ProvisionBody = z.output<typeof ProvisionBody>;
 
+export const ConnectionSummarySchema = z
+  .object({
+    public_ip: z.string().nullable().describe("host of the VNC and websocket endpoints"),
+    ssh_port: z.number().int().nullable(),
+    ssh_username: z.string().nullable(),
+    vnc_port: z.number().int().nullable(),
+    websocket_port: z.number().int().nullable(),
+    has_ssh_key: z.boolean(),
+    has_vnc_password: z.boolean(),
+  })
+  .describe("where to connect (no secrets: GET /v1/machines/{id}/connection); nulls while provisioning");
+
+export const ResourcesSchema = z
+  .object({
+    cpu_cores: z.number().int().describe("cores the machine can use"),
+    memory_gb: z.number().describe("memory the machine can use, GB"),
+    storage_gb: z.number().nullable().describe("disk the machine can use, GB (null: shared with the host)"),
+    shared_host: z.boolean().describe("true when the desktop shares the host's cores, memory and disk"),
+  })
+  .describe("what the provider gives the machine (it may not honour a requested size)");
+
 export const ProvisionResponse = z.object({
   machine: MachineRecord,
+  connection: ConnectionSummarySchema,
+  resources: ResourcesSchema,
   provisioning: z
     .boolean()
     .describe("true while the machine is being created (live); false when it is running already (test)"),
@@ -131,11 +161,30 @@ const PreconditionFrame = z
     "external machines: run only if this is still the newest observed frame (else 409 FRAME_PRECONDITION_FAILED)",
   );
 
+// DECISIONS.md "Compatibility amendments (2026-11-25)": answers carry the screen after the command
+const IncludeScreenshot = z
+  .boolean()
+  .optional()
+  .describe("default true: the answer carries `screenshot`, a base64 PNG of the screen after the command");
+const ScreenAfter = z
+  .string()
+  .nullable()
+  .optional()
+  .describe(
+    "base64 PNG taken after the command (absent with include_screenshot: false; null when none could be taken)",
+  );
+
 export const ActionBody = z.strictObject({
-  command: z.string().max(64).describe("allowlisted command name (unknown: 422)"),
+  command: z
+    .string()
+    .max(64)
+    .describe(
+      "allowlisted command name (unknown: 422); aliases type_text (= type) and key_press {key} (= {keys: [key]})",
+    ),
   parameters: Parameters,
   timeout_ms: TimeoutMs.optional(),
   precondition_frame_id: PreconditionFrame,
+  include_screenshot: IncludeScreenshot,
 });
 
 export const OpError = z.object({ code: z.string(), message: z.string() }).nullable().describe("why it failed");
@@ -147,6 +196,7 @@ export const ActionResponse = z.object({
   result: z.record(z.string(), z.unknown()).describe("command result (terminal: result.output)"),
   error: OpError,
   duration_ms: z.number().describe("milliseconds"),
+  screenshot: ScreenAfter,
 });
 
 export const BatchBodySchema = z.strictObject({
@@ -168,7 +218,7 @@ export const BatchResponse = z.object({
   machine_id: z.string().describe("machine id"),
   results: z
     .array(
-      ActionResponse.omit({ machine_id: true }).extend({
+      ActionResponse.omit({ machine_id: true, screenshot: true }).extend({
         index: z.number().int().describe("step index"),
         status: z.enum(["succeeded", "failed", "skipped"]).describe("skipped: not run after a stop_on_error failure"),
       }),
@@ -183,11 +233,14 @@ export const BatchResponse = z.object({
 export const OpBody = z.strictObject({
   parameters: Parameters,
   timeout_ms: TimeoutMs.optional(),
+  include_screenshot: IncludeScreenshot,
 });
 
 export const OpResponse = z.object({
   machine_id: z.string().describe("machine id"),
   op: z.string().describe("the operation"),
+  command: z.string().describe("the command that ran: browser_<op> or file_<op>"),
+  screenshot: ScreenAfter,
   success: z.boolean().describe("whether it succeeded"),
   result: z.record(z.string(), z.unknown()).describe("operation result"),
   error: OpError,
@@ -203,10 +256,13 @@ export const TerminalBody = z.strictObject({
     .optional()
     .describe("reuse a persistent shell: cwd and environment persist"),
   cwd: z.string().min(1).max(4096).optional().describe("working directory (relative to home when relative)"),
+  include_screenshot: IncludeScreenshot,
 });
 
 export const TerminalResponse = z.object({
   machine_id: z.string().describe("machine id"),
+  command: z.string().describe("the command line that ran"),
+  screenshot: ScreenAfter,
   success: z.boolean().describe("whether the command ran (a non-zero exit still succeeds; see result.exit_code)"),
   result: z.record(z.string(), z.unknown()).describe("result.output holds up to 5000 characters of output"),
   error: OpError,

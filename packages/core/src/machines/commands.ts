@@ -66,7 +66,9 @@ const Path = z
   .string()
   .min(1)
   .max(4096)
-  .describe("Path inside the machine's home directory (relative, ~/x or absolute inside home)");
+  .describe(
+    "Path on the machine: relative or ~/x (inside the home), or absolute (anything the machine's user may touch)",
+  );
 const Encoding = z.enum(["utf8", "base64"]).describe("Content encoding (default utf8)");
 const Content = z
   .string()

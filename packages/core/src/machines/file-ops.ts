@@ -5,7 +5,7 @@
 import { validationError } from "../errors.ts";
 import type { ParsedFileOp } from "./commands.ts";
 import { MAX_FILE_BYTES } from "./commands.ts";
-import { fileNameFromUrl, resolveInHome, safeFileName } from "./paths.ts";
+import { fileNameFromUrl, resolveMachinePath, safeFileName } from "./paths.ts";
 import type { OpResult } from "./provider.ts";
 import { opFail, opOk } from "./provider.ts";
 
@@ -104,8 +104,10 @@ export async function runFileOp(fs: HomeFs, op: ParsedFileOp): Promise<OpResult>
 }
 
 async function target(fs: HomeFs, input: string, mode: "target" | "parent" = "target", field = "parameters.path") {
-  const p = resolveInHome(fs.home, input, field);
-  await fs.confine(p.abs, mode, field);
+  const p = resolveMachinePath(fs.home, input, field);
+  // home-relative paths stay in the home (symlinks included); an absolute path is the machine user's own
+  // business: every op runs as that user, so it reaches what the user may touch and nothing more
+  if (p.inHome) await fs.confine(p.abs, mode, field);
   return p;
 }
 

@@ -1,4 +1,6 @@
-// In-memory HomeFs for mock machines: deterministic (a logical clock stamps mtimes), no symlinks.
+// In-memory HomeFs for mock machines: deterministic (a logical clock stamps mtimes), no symlinks. Like an
+// unprivileged user, the mock may write in its home and in /tmp and /var/tmp; elsewhere a write is
+// PERMISSION_DENIED and a read finds nothing.
 
 import path from "node:path";
 import type { FsEntry, FsStat, HomeFs } from "./file-ops.ts";
@@ -7,6 +9,7 @@ import { FsOpError } from "./file-ops.ts";
 type Node = { type: "file"; data: Buffer; mtime: number } | { type: "directory"; mtime: number };
 
 const EPOCH = Date.parse("2026-01-01T00:00:00.000Z");
+const WRITABLE_ROOTS = ["/tmp", "/var/tmp"];
 
 export class MockFs implements HomeFs {
   private readonly nodes = new Map<string, Node>();
@@ -16,6 +19,17 @@ export class MockFs implements HomeFs {
     this.nodes.set(home, { type: "directory", mtime: EPOCH });
     for (const d of ["Desktop", "Documents", "Downloads"])
       this.nodes.set(`${home}/${d}`, { type: "directory", mtime: EPOCH });
+    for (const d of WRITABLE_ROOTS) this.nodes.set(d, { type: "directory", mtime: EPOCH });
+  }
+
+  /** the writable root holding `abs` (home, /tmp, /var/tmp), or null */
+  private rootOf(abs: string): string | null {
+    for (const r of [this.home, ...WRITABLE_ROOTS]) if (abs === r || abs.startsWith(`${r}/`)) return r;
+    return null;
+  }
+
+  private display(abs: string): string {
+    return abs === this.home || abs.startsWith(`${this.home}/`) ? path.posix.relative(this.home, abs) || "." : abs;
   }
 
   private now(): number {
@@ -41,6 +55,8 @@ export class MockFs implements HomeFs {
   }
 
   async writeFile(abs: string, data: Buffer, append: boolean): Promise<void> {
+    if (!this.rootOf(abs) || this.rootOf(abs) === abs)
+      throw new FsOpError("PERMISSION_DENIED", `${abs}: permission denied`);
     await this.mkdirp(path.posix.dirname(abs));
     const existing = this.nodes.get(abs);
     if (existing?.type === "directory") throw new FsOpError("IS_A_DIRECTORY", "is a directory");
@@ -57,7 +73,7 @@ export class MockFs implements HomeFs {
       if (!recursive && rest.includes("/")) continue;
       const n = this.nodes.get(k)!;
       entries.push({
-        path: path.posix.relative(this.home, k),
+        path: this.display(k),
         name: path.posix.basename(k),
         type: n.type,
         size: n.type === "file" ? n.data.length : 4096,
@@ -68,10 +84,13 @@ export class MockFs implements HomeFs {
   }
 
   async removeFile(abs: string): Promise<void> {
+    if (!this.rootOf(abs)) throw new FsOpError("PERMISSION_DENIED", `${abs}: permission denied`);
     this.nodes.delete(abs);
   }
 
   async removeDir(abs: string, recursive: boolean): Promise<void> {
+    const root = this.rootOf(abs);
+    if (!root || root === abs) throw new FsOpError("PERMISSION_DENIED", `${abs}: permission denied`);
     const children = [...this.nodes.keys()].filter((k) => k.startsWith(`${abs}/`));
     if (children.length > 0 && !recursive)
       throw new FsOpError("DIRECTORY_NOT_EMPTY", "the directory is not empty; set recursive");
@@ -80,15 +99,17 @@ export class MockFs implements HomeFs {
   }
 
   async mkdirp(abs: string): Promise<void> {
+    const root = this.rootOf(abs);
+    if (!root) throw new FsOpError("PERMISSION_DENIED", `${abs}: permission denied`);
     const parts: string[] = [];
     let cur = abs;
-    while (cur.startsWith(this.home) && cur !== this.home) {
+    while (cur.startsWith(root) && cur !== root) {
       parts.unshift(cur);
       cur = path.posix.dirname(cur);
     }
     for (const p of parts) {
       const n = this.nodes.get(p);
-      if (n?.type === "file") throw new FsOpError("NOT_A_DIRECTORY", `${path.posix.relative(this.home, p)} is a file`);
+      if (n?.type === "file") throw new FsOpError("NOT_A_DIRECTORY", `${this.display(p)} is a file`);
       if (!n) this.nodes.set(p, { type: "directory", mtime: this.now() });
     }
   }

@@ -35,6 +35,26 @@ export function resolveInHome(home: string, input: string, field = "parameters.p
   return { abs, rel };
 }
 
+/**
+ * A file-op path on the machine (DECISIONS.md "Compatibility amendments (2026-11-25)"): an absolute path is
+ * taken as it is (normalised) and confined by what the machine's user may touch, not by its home; relative
+ * paths, `~` and `~/x` are home-relative and may not leave the home. `rel` is the home-relative form for paths
+ * inside the home, else the absolute path.
+ */
+export function resolveMachinePath(
+  home: string,
+  input: string,
+  field = "parameters.path",
+): HomePath & { inHome: boolean } {
+  if (typeof input === "string" && input.startsWith("/") && input.length <= MAX_PATH_LENGTH && !input.includes("\0")) {
+    const root = path.posix.resolve(home);
+    const abs = path.posix.resolve(input);
+    const inHome = isInside(root, abs);
+    return { abs, rel: inHome ? path.posix.relative(root, abs) || "." : abs, inHome };
+  }
+  return { ...resolveInHome(home, input, field), inHome: true };
+}
+
 /** true when `target` is `root` or below it (both absolute, normalised) */
 export function isInside(root: string, target: string): boolean {
   return target === root || target.startsWith(root.endsWith("/") ? root : `${root}/`);

@@ -12,6 +12,19 @@ export const UsageOutput = z.object({
     .array(z.object({ endpoint: z.string(), requests: z.number().int(), credits_charged: z.number().int() }))
     .describe("per endpoint"),
   wallet: z.object({ balance_credits: z.number().int().describe("current wallet balance") }),
+  // DECISIONS.md "Compatibility amendments (2026-11-25)": the commercial contract's names
+  total_requests: z.number().int().describe("= requests"),
+  total_credits: z.number().int().describe("= credits_charged"),
+  total_cost_cents: z.number().int().describe("= cost_cents"),
+  breakdown: z
+    .record(
+      z.string(),
+      z.object({ requests: z.number().int(), credits: z.number().int(), cost_cents: z.number().int() }),
+    )
+    .describe('per endpoint ("POST /v1/predict": {requests, credits, cost_cents}); the same figures as by_endpoint'),
+  balance: z.number().int().describe("wallet balance in credits (= wallet.balance_credits)"),
+  wallet_balance_cents: z.number().int().describe("wallet balance in cents (1 credit = $0.01)"),
+  wallet_balance_usd: z.string().describe('wallet balance in dollars, two decimals ("12.34")'),
 });
 
 export const getUsageOp = defineOperation({

@@ -145,6 +145,13 @@ export interface UsageSummary {
   requests: number;
   by_endpoint: { endpoint: string; requests: number; credits_charged: number }[];
   wallet: { balance_credits: number };
+  total_requests: number;
+  total_credits: number;
+  total_cost_cents: number;
+  breakdown: Record<string, { requests: number; credits: number; cost_cents: number }>;
+  balance: number;
+  wallet_balance_cents: number;
+  wallet_balance_usd: string;
 }
 
 export async function usageSummary(
@@ -164,13 +171,28 @@ export async function usageSummary(
     credits_charged: t.creditsCharged,
   }));
   const credits = by_endpoint.reduce((s, e) => s + e.credits_charged, 0);
+  const requests = by_endpoint.reduce((s, e) => s + e.requests, 0);
+  const balance = await getBalance(deps, args.accountId);
   return {
     period,
     mode: args.mode,
     credits_charged: credits,
     cost_cents: credits,
-    requests: by_endpoint.reduce((s, e) => s + e.requests, 0),
+    requests,
     by_endpoint,
-    wallet: { balance_credits: await getBalance(deps, args.accountId) },
+    wallet: { balance_credits: balance },
+    // DECISIONS.md "Compatibility amendments (2026-11-25)": the commercial contract's names for the same figures
+    total_requests: requests,
+    total_credits: credits,
+    total_cost_cents: credits,
+    breakdown: Object.fromEntries(
+      by_endpoint.map((e) => [
+        e.endpoint,
+        { requests: e.requests, credits: e.credits_charged, cost_cents: e.credits_charged },
+      ]),
+    ),
+    balance,
+    wallet_balance_cents: balance,
+    wallet_balance_usd: (balance / 100).toFixed(2),
   };
 }

@@ -353,7 +353,7 @@ describe("local desktop provider (real Xvfb desktop)", () => {
     expect((await provider.processes(handle)).some((p) => p.cmd.includes("sleep 30"))).toBe(false);
   });
 
-  it("file ops inside the home; escapes by .., absolute path and symlink are 422", async () => {
+  it("file ops: relative paths stay in the home (.. and symlink escapes are 422); absolute paths reach what the machine user may touch", async () => {
     const f = (op: string, p: unknown) => provider.files(handle, op, p);
     expect((await f("write", { path: "notes/a.txt", content: "alpha beta" })).result).toEqual({
       path: "notes/a.txt",
@@ -390,9 +390,14 @@ describe("local desktop provider (real Xvfb desktop)", () => {
     expect(own.result.output).toBe(`${handle.user}\n`);
 
     // escapes
-    for (const p of ["../x", "/etc/passwd", "notes/../../x", `${root}/other`]) {
+    for (const p of ["../x", "notes/../../x"]) {
       expect((await rejection(f("read", { path: p }))).code).toBe("VALIDATION_ERROR");
     }
+    // absolute paths reach what the machine's user may touch (DECISIONS.md "Compatibility amendments"):
+    // every op runs as that user, so another machine's directory and root's files stay out of reach
+    expect((await f("write", { path: "/etc/cua-compat-probe", content: "x" })).error?.code).toBe("PERMISSION_DENIED");
+    expect((await f("read", { path: "/root/.bashrc" })).success).toBe(false);
+    expect((await f("read", { path: `${root}/other` })).success).toBe(false);
     await provider.terminal(handle, {
       command:
         "ln -s /etc etclink && ln -s /etc/hostname hostlink && ln -s /tmp/cua-escape-target dangling && ln -s notes inlink",

@@ -190,9 +190,17 @@ describe("mock provider", () => {
     expect((await f("delete-directory", { path: "d" })).error?.code).toBe("DIRECTORY_NOT_EMPTY");
     expect((await f("delete-directory", { path: "d", recursive: true })).result).toMatchObject({ deleted: true });
     expect((await f("read", { path: "d/a.txt" })).error?.code).toBe("FILE_NOT_FOUND");
-    for (const path of ["../x", "/etc/passwd", "a/../../b"]) {
+    // relative paths may not leave the home; absolute paths reach what the machine's user may touch
+    // (DECISIONS.md "Compatibility amendments": file paths)
+    for (const path of ["../x", "a/../../b"]) {
       expect((await rejection(f("read", { path }))).code).toBe("VALIDATION_ERROR");
     }
+    expect((await f("write", { path: "/tmp/out/report.txt", content: "r" })).result).toMatchObject({
+      path: "/tmp/out/report.txt",
+    });
+    expect((await f("read", { path: "/tmp/out/report.txt" })).result.content).toBe("r");
+    expect((await f("write", { path: "/etc/passwd", content: "x" })).error?.code).toBe("PERMISSION_DENIED");
+    expect((await f("read", { path: "/etc/passwd" })).error?.code).toBe("FILE_NOT_FOUND");
     expect((await rejection(f("delete-directory", { path: "." }))).code).toBe("VALIDATION_ERROR");
     expect((await rejection(f("rename", { path: "x" }))).code).toBe("UNKNOWN_FILE_OP");
   });
