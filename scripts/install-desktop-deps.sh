@@ -22,6 +22,7 @@ PACKAGES=(
   passwd      # useradd / userdel
   procps      # ps / pkill used by cleanup checks
   iptables    # owner rule keeping the desktops' DevTools ports to the service (devtools-guard.ts)
+  iproute2    # ip netns / veth: each machine's own network namespace (isolation/, docs/security.md)
   tesseract-ocr # OCR fallback of the local engine (tested)
   fonts-dejavu-core # fonts for rendered test pages
 )
