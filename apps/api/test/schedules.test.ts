@@ -9,12 +9,9 @@ import { liveMockMachine, testMachine, waitFor } from "./runs-helpers.ts";
 let s: TestServer;
 let acct: Awaited<ReturnType<TestServer["account"]>>;
 let machine: string;
-let offsetMs = 0;
+/** the service's clock may run ahead of real time */
+const offsetMs = 0;
 
-/** the service's clock runs `offsetMs` ahead of real time */
-export function advance(ms: number) {
-  offsetMs += ms;
-}
 const serviceNow = () => new Date(Date.now() + offsetMs);
 
 beforeAll(async () => {

@@ -358,7 +358,7 @@ export async function resumeSchedule(deps: SchedulesDeps, p: Principal, id: stri
   const now = deps.clock.now();
   let next: Date | null;
   if (s.runAt) {
-    if (s.runAt.getTime() < now.getTime() - 60_000)
+    if (s.runAt.getTime() <= now.getTime())
       throw new CoreError(
         "INVALID_STATE",
         "This one-shot schedule's run_at has passed; PATCH a new run_at first, or use run now.",
