@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { detailsError, issuesToDetails, joinPath } from "./validation.ts";
+import { detailsError, issuesToDetails, joinPath, requestValidationError } from "./validation.ts";
 
 // DECISIONS "Error envelope and statuses": 422 VALIDATION_ERROR carries details [{path, message}].
 describe("joinPath", () => {
@@ -29,5 +29,41 @@ describe("issuesToDetails", () => {
     expect(e.code).toBe("VALIDATION_ERROR");
     expect(e.status).toBe(422);
     expect(e.message).toBe("body.x: bad");
+  });
+});
+
+// Issue 11: one mapper, one path spelling for request values: body.x, query.x, path.<param>.
+describe("requestValidationError", () => {
+  const Input = z.strictObject({
+    id: z.string().min(3),
+    steps: z.array(z.object({ command: z.string() })),
+    limit: z
+      .string()
+      .optional()
+      .refine((v) => v === undefined || v === "5", { message: "1 to 200", params: { errorCode: "INVALID_LIMIT" } }),
+  });
+  const issues = (v: unknown) => Input.safeParse(v).error!.issues;
+
+  it("names path parameters path.<name>, the rest by where they came from, indices dotted", () => {
+    const e = requestValidationError(issues({ id: "x", steps: [{ command: "a" }, {}], colour: 1 }), {
+      default: "body",
+      pathParams: ["id"],
+    });
+    expect(e.code).toBe("VALIDATION_ERROR");
+    expect(e.status).toBe(422);
+    expect((e.extras.details ?? []).map((d) => d.path).sort()).toEqual([
+      "body.colour",
+      "body.steps.1.command",
+      "path.id",
+    ]);
+    expect(e.extras.details!.find((d) => d.path === "body.colour")!.message).toBe("unknown field");
+    const q = requestValidationError(issues({ id: "abc", steps: "no" }), "query");
+    expect(q.extras.details!.map((d) => d.path)).toEqual(["query.steps"]);
+  });
+
+  it("answers a value's 400 code before any 422 (DECISIONS check order)", () => {
+    const e = requestValidationError(issues({ id: "x", steps: [], limit: "999" }), "query");
+    expect(e.code).toBe("INVALID_LIMIT");
+    expect(e.status).toBe(400);
   });
 });
