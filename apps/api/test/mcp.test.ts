@@ -9,7 +9,7 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { call, REPO_ROOT, startTestServer, type TestServer } from "./helpers.ts";
+import { call, envelope, REPO_ROOT, startTestServer, type TestServer } from "./helpers.ts";
 
 // DECISIONS "Compatibility amendments", bullet "MCP server": exactly these names.
 const TOOLS = {
@@ -334,8 +334,9 @@ describe("MCP without a key and with a wrong key", () => {
   });
 
   it("GET /mcp is 405 (stateless server, no stream to open)", async () => {
-    const r = await fetch(`${s.url}/mcp`, { headers: { Accept: "text/event-stream" } });
-    expect(r.status).toBe(405);
+    const r = await call(s.url, "GET", "/mcp", { headers: { Accept: "text/event-stream" } });
+    envelope(r, 405, "METHOD_NOT_ALLOWED");
+    envelope(await call(s.url, "DELETE", "/mcp"), 405, "METHOD_NOT_ALLOWED");
   });
 });
 

@@ -1,7 +1,7 @@
 // The MCP server on the API (DECISIONS "Compatibility amendments", bullet "MCP server"):
 //   POST /mcp                              Streamable HTTP, stateless (a fresh SDK server and transport per
 //                                          request, JSON answers), so any API process answers any request
-//   GET|DELETE /mcp                        405 (no server-initiated stream, no session to end)
+//   GET|DELETE /mcp                        405 METHOD_NOT_ALLOWED envelope (no server stream, no session)
 //   GET /.well-known/mcp/server-card.json  the server card (name, version, transports, auth, tools, prompts)
 //   GET /llms.txt                          the API and MCP entry points for agents
 // Credentials as in REST: `Authorization: Bearer <key>` (or X-API-Key). A wrong key is 401 with the
@@ -107,15 +107,16 @@ export function registerMcp(app: FastifyInstance, deps: AppDeps): void {
     }
   });
 
-  const notAllowed = async (_req: FastifyRequest, reply: import("fastify").FastifyReply) =>
-    reply
-      .code(405)
-      .header("Allow", "POST")
-      .send({
-        jsonrpc: "2.0",
-        error: { code: -32000, message: "Method not allowed: this MCP server is stateless; POST JSON-RPC to /mcp." },
-        id: null,
-      });
+  // the SDK's clients treat a 405 on GET as "no server stream" and carry on; the body is the service's envelope
+  const notAllowed = async (req: FastifyRequest) => {
+    throw new CoreError(
+      "METHOD_NOT_ALLOWED",
+      `${req.method} /mcp: this MCP server is stateless; POST JSON-RPC to /mcp.`,
+      {
+        suggestion: "POST JSON-RPC messages to /mcp (Streamable HTTP, JSON answers).",
+      },
+    );
+  };
   app.get("/mcp", notAllowed);
   app.delete("/mcp", notAllowed);
 
