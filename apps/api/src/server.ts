@@ -237,6 +237,18 @@ export async function buildServer(deps: AppDeps): Promise<FastifyInstance> {
       if (!("writableEnded" in reply))
         Object.defineProperty(reply, "writableEnded", { get: () => reply.raw.writableEnded, configurable: true });
     });
+    // trpc-to-openapi's route handler is async, calls reply.send() and returns undefined. When the payload
+    // becomes a stream (a compressed answer above @fastify/compress's sync threshold), the response has not
+    // ended when the handler's promise settles, so Fastify's wrapThenable sends again with an empty payload:
+    // `Content-Encoding: gzip`, `Content-Length: 0`. Returning the reply makes Fastify wait for the send.
+    v1.addHook("onRoute", (route) => {
+      if (!route.url.endsWith("/*")) return;
+      const handler = route.handler;
+      route.handler = async function (this: unknown, req: FastifyRequest, reply: FastifyReply) {
+        await handler.call(this as never, req, reply);
+        return reply;
+      };
+    });
     registerSsePredict(v1, deps);
     pinBodyInputs(appRouter); // no coercion of body values (`max_actions: "3"` is 422)
     await v1.register(fastifyTRPCOpenApiPlugin as any, {

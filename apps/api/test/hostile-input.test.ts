@@ -256,6 +256,59 @@ describe("SPEC Transport: gzip and br when the client accepts them", () => {
     if (list.body.length > 1024) expect(list.encoding).toBe("gzip");
   });
 
+  it("a /v1 JSON answer above the sync-compression threshold (8 KiB) arrives whole in gzip and br", async () => {
+    // a machine action answer carries a screenshot (~20 KB of JSON): @fastify/compress streams it, and the
+    // body once arrived empty (Content-Length: 0) because the route's handler settled before the stream ended
+    const machine = await testMachine(s, acct.test_key);
+    const post = (encoding: string) =>
+      new Promise<{ status: number; encoding?: string; body: Buffer }>((resolve, reject) => {
+        const payload = JSON.stringify({ command: "screenshot" });
+        const req = http.request(
+          {
+            host: "127.0.0.1",
+            port,
+            method: "POST",
+            path: `/v1/machines/${machine}/actions`,
+            agent: false,
+            headers: {
+              "Accept-Encoding": encoding,
+              "X-API-Key": acct.test_key,
+              "Content-Type": "application/json",
+              "Content-Length": Buffer.byteLength(payload),
+            },
+          },
+          (res) => {
+            const chunks: Buffer[] = [];
+            res.on("data", (c) => chunks.push(c));
+            res.on("end", () =>
+              resolve({
+                status: res.statusCode ?? 0,
+                encoding: res.headers["content-encoding"],
+                body: Buffer.concat(chunks),
+              }),
+            );
+          },
+        );
+        req.on("error", reject);
+        req.end(payload);
+      });
+    const id = await post("identity");
+    expect(id.status).toBe(200);
+    expect(id.body.length).toBeGreaterThan(8192);
+    const plain = JSON.parse(id.body.toString());
+    expect(plain.command).toBe("screenshot");
+    const gz = await post("gzip");
+    expect(gz.encoding).toBe("gzip");
+    const br = await post("br");
+    expect(br.encoding).toBe("br");
+    for (const body of [zlib.gunzipSync(gz.body), zlib.brotliDecompressSync(br.body)]) {
+      const parsed = JSON.parse(body.toString());
+      expect(parsed.command).toBe("screenshot");
+      expect(parsed.machine_id).toBe(machine);
+      expect(body.length).toBeGreaterThan(8192);
+    }
+  });
+
   it("SSE streams are not compressed nor buffered", async () => {
     const machine = await testMachine(s, acct.test_key);
     const run = await call(s.url, "POST", "/v1/runs", {
