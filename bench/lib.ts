@@ -53,7 +53,7 @@ export function percentile(sorted: number[], p: number): number {
  * The real service in its own process on a fresh PostgreSQL database, with one enterprise account:
  * what every service benchmark starts from. `stop()` kills it and drops the database.
  */
-export async function startBenchService(opts: { credits?: number; env?: Record<string, string> } = {}) {
+export async function startBenchService(opts: { credits?: number; env?: Record<string, string>; ready?: RegExp } = {}) {
   const { createAccount } = await import("@cua/core/accounts/create-account");
   const { createTestDatabase, prepareTemplate } = await import("@cua/db/testing");
   await prepareTemplate();
@@ -76,8 +76,9 @@ export async function startBenchService(opts: { credits?: number; env?: Record<s
       DATA_DIR: "/tmp/cua-bench",
       ...opts.env,
     },
-    // measure after the engine's warm-up (main.ts loads the OCR models right after listening)
-    /API listening on (http:\/\/\S+)[\s\S]*engine (?:ready|warm-up failed)/,
+    // measure after the engine's warm-up (main.ts loads the OCR models right after listening); an
+    // upstream engine has no warm-up: such benches pass `ready: /API listening on (http:\/\/\S+)/`
+    opts.ready ?? /API listening on (http:\/\/\S+)[\s\S]*engine (?:ready|warm-up failed)/,
   );
   return {
     db,

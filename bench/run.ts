@@ -1,10 +1,11 @@
-// npm run bench [-- <name> ...]   (names: api, predict, machines, runs, fuzz; all when none is named)
+// npm run bench [-- <name> ...]   (names: api, predict, machines, runs, fuzz, wallet; all when none is named)
 // The grounding benchmark runs on its own: npx tsx bench/grounding/run.ts
 import { benchApi } from "./api.ts";
 import { benchFuzz } from "./fuzz.ts";
 import { benchMachines } from "./machines-api.ts";
 import { benchPredict } from "./predict.ts";
 import { benchRuns } from "./runs.ts";
+import { benchWallet } from "./wallet.ts";
 
 const suites: Record<string, () => Promise<void>> = {
   api: benchApi,
@@ -12,6 +13,7 @@ const suites: Record<string, () => Promise<void>> = {
   machines: benchMachines,
   runs: benchRuns,
   fuzz: benchFuzz,
+  wallet: benchWallet,
 };
 const wanted = process.argv.slice(2).filter((a) => !a.startsWith("-"));
 for (const name of wanted.length ? wanted : Object.keys(suites)) {
@@ -22,4 +24,4 @@ for (const name of wanted.length ? wanted : Object.keys(suites)) {
   }
   await s();
 }
-process.exit(0);
+process.exit(process.exitCode ?? 0);
