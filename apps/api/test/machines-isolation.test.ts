@@ -5,7 +5,7 @@
 // a page on the stand-in internet (isolation/test-internet.ts).
 
 import { existsSync } from "node:fs";
-import { chmod, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { chmod, mkdtemp, rm, stat, writeFile } from "node:fs/promises";
 import http from "node:http";
 import os from "node:os";
 import path from "node:path";
@@ -32,11 +32,13 @@ let base: string;
 let acct: Awaited<ReturnType<TestServer["account"]>>;
 let id: string;
 let lo = 0;
+let dataDirMode = 0;
 
 const api = (method: string, p: string, body?: unknown) => call(s.url, method, p, { key: acct.live_key, body });
 const term = async (command: string): Promise<string> => {
   const r = await api("POST", `/v1/machines/${id}/terminal`, { command, timeout_ms: 30_000 });
-  expect(r.status).toBe(200);
+  expect(r.status, r.text).toBe(200);
+  expect(typeof r.body, `the terminal's answer: ${JSON.stringify(r.text)}`).toBe("object");
   return String(r.body.result.output);
 };
 
@@ -58,6 +60,7 @@ describe("a live machine cannot reach the service (SPEC Machines; issue 10 failu
       MACHINE_DISPLAY_RANGE: `${lo}-${lo + 100}`,
       MACHINE_METER_INTERVAL_MS: "3600000",
     });
+    dataDirMode = (await stat(s.dataDir)).mode & 0o777;
     // the service's key file, world-readable on purpose: the machine's mount namespace alone keeps it out
     await chmod(s.dataDir, 0o755);
     await writeFile(path.join(s.dataDir, "secrets.key"), `${"ab".repeat(32)}\n`, { mode: 0o644 });
@@ -114,6 +117,8 @@ describe("a live machine cannot reach the service (SPEC Machines; issue 10 failu
   });
 
   it("the service's files are invisible: DATA_DIR/secrets.key and the repository", async () => {
+    // underneath, the service keeps DATA_DIR to itself (the homes are elsewhere here: 0700)
+    expect(dataDirMode.toString(8)).toBe("700");
     const out = await term(
       `cat ${s.dataDir}/secrets.key 2>&1; echo ---; cat ${REPO_ROOT}/package.json 2>&1 | head -c 200; echo ---; ls -A ${root}`,
     );
