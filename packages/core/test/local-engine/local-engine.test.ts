@@ -76,31 +76,58 @@ describe("LocalEngine.predict", () => {
     expect(out.usage.input_tokens).toBe(0);
   });
 
-  it("carries a multi-step instruction across calls through the trajectory", async () => {
-    const instruction = "click Export CSV, then click Reports";
-    const first = await engine.predict(input(instruction, { screenshot: dashboard.image, maxActions: 1 }));
+  it("carries a multi-step instruction across calls through the trajectory, and is done only once the click's effect is seen", async () => {
+    // signing in leads to the dashboard (another screenshot); clicking Reports changes it again
+    const instruction = "click the Sign in button, then click Reports";
+    const step = async (
+      screenshot: typeof dashboard.image,
+      prev?: { actions: PredictInput["trajectory"][number]["actions"]; reasoning: string },
+    ) =>
+      engine.predict(
+        input(instruction, {
+          screenshot,
+          maxActions: 1,
+          trajectory: prev ? [{ screenshot: null, actions: prev.actions, reasoning: prev.reasoning }] : [],
+        }),
+      );
+    const first = await step(login.image);
     expect(first.status).toBe("continue");
     const a = first.actions[0];
     if (a?.action_type !== "click") throw new Error("expected a click");
-    expect(contains(dashboard.box("export"), a.params)).toBe(true);
-    const second = await engine.predict(
-      input(instruction, {
-        screenshot: dashboard.image,
-        maxActions: 1,
-        trajectory: [{ screenshot: null, actions: first.actions, reasoning: first.reasoning }],
-      }),
-    );
+    expect(contains(login.box("signin"), a.params)).toBe(true);
+    const second = await step(dashboard.image, first);
     const b = second.actions[0];
-    if (b?.action_type !== "click") throw new Error("expected a click");
+    if (b?.action_type !== "click") throw new Error(`expected a click, got ${JSON.stringify(second)}`);
     expect(contains(dashboard.box("menu-reports"), b.params)).toBe(true);
-    const third = await engine.predict(
-      input(instruction, {
-        screenshot: dashboard.image,
-        maxActions: 1,
-        trajectory: [{ screenshot: null, actions: second.actions, reasoning: second.reasoning }],
-      }),
-    );
+    expect(second.status).toBe("continue");
+    // the screen after the last click differs from the one it was made on: done
+    const third = await step(login.image, second);
     expect(third).toMatchObject({ status: "done", actions: [{ action_type: "done", params: {} }] });
+  });
+
+  it("never reports done for a click that changed nothing: waits, tries once more, then fails with the reason (issue 15)", async () => {
+    const instruction = "click Reports";
+    const seen: string[] = [];
+    let prev: { actions: PredictInput["trajectory"][number]["actions"]; reasoning: string } | undefined;
+    for (let i = 0; i < 8; i++) {
+      const out = await engine.predict(
+        input(instruction, {
+          screenshot: dashboard.image, // the screen never changes
+          maxActions: 1,
+          trajectory: prev ? [{ screenshot: null, actions: prev.actions, reasoning: prev.reasoning }] : [],
+        }),
+      );
+      seen.push(out.actions.map((x) => x.action_type).join("+"));
+      if (out.status !== "continue") {
+        expect(out.status).toBe("fail");
+        expect(out.actions[0]).toMatchObject({ action_type: "fail", params: { code: "VERIFICATION_FAILED" } });
+        expect(out.reasoning).toMatch(/did not change the screen/);
+        break;
+      }
+      prev = out;
+    }
+    // click, wait 1, wait 2, click again, wait 1, wait 2, fail: never done
+    expect(seen).toEqual(["click", "wait", "wait", "click", "wait", "wait", "fail"]);
   });
 
   it("keeps to the tools filter", async () => {

@@ -15,7 +15,7 @@ export type Role =
   | "heading"
   | "text";
 
-export type RelationKind = "next-to" | "left-of" | "right-of" | "below" | "above" | "labelled";
+export type RelationKind = "next-to" | "left-of" | "right-of" | "below" | "above" | "labelled" | "within";
 
 export interface ParsedDescription {
   /** readings of the text to look for, most likely first (role words stripped, then kept) */
@@ -26,6 +26,8 @@ export interface ParsedDescription {
   relation: { kind: RelationKind; anchor: string } | null;
   /** 1-based; -1 means the last one */
   ordinal: number | null;
+  /** a part of the screen the element must be in ("in the top navigation": top) */
+  area?: "top" | "bottom" | "left" | "right" | null;
 }
 
 const ROLE_WORDS: [RegExp, Role][] = [
@@ -53,10 +55,20 @@ const ORDINALS: Record<string, number> = {
   "4th": 4,
   fifth: 5,
   "5th": 5,
+  sixth: 6,
+  seventh: 7,
+  eighth: 8,
+  ninth: 9,
+  tenth: 10,
   last: -1,
 };
 
 const RELATIONS: [RegExp, RelationKind][] = [
+  // "in the Invoices table", "inside the Billing section": within the part titled by the anchor
+  [
+    /\b(?:in|inside|within)\s+(?:the\s+)?(?=\S+(?:\s+\S+)?\s+(?:table|section|card|panel|dialog|list|group|pane|box|form|area|column|tab)\b)/,
+    "within",
+  ],
   [/\b(?:next to|beside|near|nearest to|close to|adjacent to|alongside)\b/, "next-to"],
   [/\b(?:(?:to the |on the )?left of)\b/, "left-of"],
   [/\b(?:(?:to the |on the )?right of)\b/, "right-of"],
@@ -75,14 +87,32 @@ const TRAILING =
 const LOOKS =
   /\b(?:blue|red|green|yellow|orange|purple|violet|pink|grey|gray|black|white|dark|light|big|bigger|large|larger|small|smaller|tiny|huge|primary|secondary|main|highlighted|bold|round|rounded|square|colou?red)\b/g;
 
+const AREA =
+  /\s+(?:in|inside|within|on|at|from)\s+(?:the\s+)?(top|upper|bottom|lower|left|right|side|main|primary|header|page)?\s*(navigation(?: bar| menu)?|nav(?: ?bar| menu)?|menu ?bar|header|toolbar|tool bar|top bar|sidebar|side bar|side menu|footer|bar|panel|menu)(?:\s+of\s+the\s+(?:page|screen|window))?$/;
+
+/** A part of the screen named at the end of a description, and the description without it. */
+export function parseArea(s: string): { area: "top" | "bottom" | "left" | "right" | null; rest: string } {
+  const m = AREA.exec(s);
+  if (!m) return { area: null, rest: s };
+  const side = m[1] ?? "";
+  const what = m[2] ?? "";
+  let area: "top" | "bottom" | "left" | "right" | null = null;
+  if (/bottom|lower/.test(side) || /footer/.test(what)) area = "bottom";
+  else if (/left/.test(side) || /side/.test(side) || /side/.test(what)) area = "left";
+  else if (/right/.test(side)) area = "right";
+  else if (/top|upper|header/.test(side) || /nav|header|toolbar|tool bar|top bar|menu ?bar/.test(what)) area = "top";
+  if (!area) return { area: null, rest: s };
+  return { area, rest: s.slice(0, m.index) };
+}
+
 /** Strips a leading verb, leading articles and framing words, and trailing location phrases. */
-function clean(s: string): string {
+function clean(s: string, keepVerb = false): string {
   let t = s
     .replace(/\s+/g, " ")
     .trim()
     .replace(/[.,;:!?]+$/g, "")
     .trim();
-  t = t.replace(LEADING_VERB, "");
+  if (!keepVerb) t = t.replace(LEADING_VERB, "");
   for (let i = 0; i < 6; i++) {
     const before = t;
     t = t.replace(LEADING, "").replace(TRAILING, "").trim();
@@ -173,10 +203,19 @@ export function parseDescription(description: string, opts: { ordinals?: boolean
 
   let ordinal: number | null = null;
   if (opts.ordinals !== false)
-    lower = lower.replace(/\b(first|1st|second|2nd|third|3rd|fourth|4th|fifth|5th|last)\b/, (m) => {
-      ordinal = ORDINALS[m] ?? null;
-      return " ";
-    });
+    lower = lower.replace(
+      /\b(first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|last|\d{1,2}(?:st|nd|rd|th))\b/,
+      (m) => {
+        ordinal = ORDINALS[m] ?? (/^\d/.test(m) ? Number.parseInt(m, 10) : null);
+        return " ";
+      },
+    );
+  // "the row for ACME" / "the entry with Bob": the row's text is what to find
+  lower = lower.replace(/\b(?:row|line|entry|record)\s+(?:for|of|with|containing|about|that says)\s+/, "row ");
+  // "in the top navigation", "in the sidebar": a part of the screen
+  const areaOf = parseArea(lower);
+  const area = areaOf.area;
+  lower = areaOf.rest;
 
   let relation: ParsedDescription["relation"] = null;
   let head = lower;
@@ -185,7 +224,12 @@ export function parseDescription(description: string, opts: { ordinals?: boolean
     if (!m) continue;
     const before = lower.slice(0, m.index);
     const after = lower.slice(m.index + m[0].length);
-    const anchorRaw = clean(after);
+    const anchorRaw =
+      kind === "within"
+        ? clean(
+            after.replace(/\s+(?:table|section|card|panel|dialog|list|group|pane|box|form|area|column|tab)\b.*$/, ""),
+          )
+        : clean(after);
     if (!anchorRaw) continue;
     // "for"/"labelled" relate only when the head names a field-like element ("input for Email")
     if (kind === "labelled" && !findRole(before).role) continue;
@@ -199,14 +243,14 @@ export function parseDescription(description: string, opts: { ordinals?: boolean
   const { role, rest, compound } = findRole(head);
   if (relation?.kind === "labelled") {
     // "the field labelled Email": the label is what to look for; the field is found from it
-    return { texts: [relation.anchor], quoted: quotes.length > 0, role, relation, ordinal };
+    return { texts: [relation.anchor], quoted: quotes.length > 0, role, relation, ordinal, area };
   }
   const quotedHead = firstPlaceholder(head);
-  if (quotedHead) return { texts: [quotedHead], quoted: true, role, relation, ordinal };
+  if (quotedHead) return { texts: [quotedHead], quoted: true, role, relation, ordinal, area };
   if (relation) {
     // with a relation the head only names the kind of element, or a text to find near the anchor
     const t = clean(rest);
-    return { texts: t ? [restoreCase(original, t)] : [], quoted: false, role, relation, ordinal };
+    return { texts: t ? [restoreCase(original, t)] : [], quoted: false, role, relation, ordinal, area };
   }
   const variants: string[] = [clean(rest)];
   if (compound) {
@@ -217,6 +261,14 @@ export function parseDescription(description: string, opts: { ordinals?: boolean
   // colour and size words describe looks the engine cannot check: also try without them
   const plain = clean(rest.replace(LOOKS, " "));
   if (plain && plain !== variants[0]) variants.push(plain);
+  // a label that begins with a verb ("Choose Team", "Select all"): kept whole first when the caller
+  // capitalised the verb, as labels are; otherwise tried last
+  const withVerb = clean(rest, true);
+  if (withVerb !== variants[0] && LEADING_VERB.test(withVerb)) {
+    if (/^(?:the\s+|a\s+)?\p{Lu}/u.test(original.replace(/^(?:click(?: on)?|tap(?: on)?|press)\s+/i, "")))
+      variants.unshift(withVerb);
+    else variants.push(withVerb);
+  }
   const texts = uniq(variants.map((v) => restoreCase(original, v)));
-  return { texts, quoted: false, role, relation, ordinal };
+  return { texts, quoted: false, role, relation, ordinal, area };
 }

@@ -22,6 +22,8 @@ export interface GroundResult {
   matchedText: string | null;
   /** a short human explanation, used in fail reasons */
   reason: string;
+  /** what was found: an input box (from its label or placeholder), a small control, or text */
+  element?: "input" | "control" | "text";
 }
 
 export interface OcrView {
@@ -36,6 +38,7 @@ interface Candidate {
   score: number;
   point: { x: number; y: number };
   bbox: Box;
+  element?: "input" | "control" | "text";
 }
 
 const FIELD_ROLES: Role[] = ["field", "dropdown"];
@@ -45,10 +48,14 @@ export interface GroundingContext {
   ocr: OcrView;
   segments: Segment[];
   pixels: RgbaImage | null;
+  /** median height of the text runs: text much taller than it is a heading */
+  textHeight?: number;
 }
 
 export function groundingContext(ocr: OcrView, pixels: RgbaImage | null): GroundingContext {
-  return { ocr, segments: buildSegments(ocr.runs), pixels };
+  const hs = ocr.runs.map((r) => r.bbox.height).sort((a, b) => a - b);
+  const textHeight = hs.length ? hs[Math.floor(hs.length / 2)] : undefined;
+  return { ocr, segments: buildSegments(ocr.runs), pixels, textHeight };
 }
 
 function notFound(confidence: number, matchedText: string | null, reason: string): GroundResult {
@@ -80,21 +87,27 @@ function candidateFor(ctx: GroundingContext, m: TextMatch, role: Role | null): C
   let score = m.score;
   let bbox = m.bbox;
   let point = boxCenter(m.bbox);
+  let element: Candidate["element"] = "text";
   // standalone labels (the whole run) are what buttons, links and tabs show
   if (m.whole) score += 0.04;
+  // text much taller than the page's usual text is a heading: rarely what a click means
+  if (role !== "heading" && ctx.textHeight && m.bbox.height > 1.5 * ctx.textHeight) score -= 0.06;
   if (ctx.pixels && role === "button" && onFilledShape(ctx.pixels, m.bbox)) score += 0.03;
   if (ctx.pixels && role && FIELD_ROLES.includes(role)) {
     const input = inputBoxForLabel(ctx.pixels, m.bbox);
     if (input) {
       bbox = input.box;
       point = input.where === "inside" ? boxCenter(m.bbox) : boxCenter(input.box);
-      if (input.where === "inside") bbox = input.box;
+      element = "input";
       score += 0.03;
     } else {
       score -= 0.02;
     }
+    // "the search box" is the input, not the Search button beside it: text on a filled shape that
+    // is not inside an input box is a button's label
+    if (input?.where !== "inside" && onFilledShape(ctx.pixels, m.bbox)) score -= 0.08;
   }
-  return { match: m, score, point, bbox };
+  return { match: m, score, point, bbox, element };
 }
 
 function pickOrdinal(cands: Candidate[], ordinal: number | null): Candidate | undefined {
@@ -116,6 +129,7 @@ function found(c: Candidate, confidence: number, reason: string): GroundResult {
     confidence: round3(Math.min(1, Math.max(0, confidence))),
     matchedText: c.match.text,
     reason,
+    element: c.element ?? "text",
   };
 }
 
@@ -138,7 +152,7 @@ function groundParsed(ctx: GroundingContext, parsed: ParsedDescription, descript
   }
   const text = parsed.texts[0];
   if (!text) return notFound(0, null, `"${description}" names no text to look for`);
-  const matches = textCandidates(ctx, parsed.texts);
+  const matches = textCandidates(ctx, parsed.texts).filter((m) => inArea(ctx, m.bbox, parsed.area));
   const cands = matches.map((m) => candidateFor(ctx, m, parsed.role)).sort((a, b) => b.score - a.score);
   const best = pickOrdinal(cands, parsed.ordinal);
   if (!best || best.match.score < FOUND_THRESHOLD) {
@@ -152,6 +166,23 @@ function groundParsed(ctx: GroundingContext, parsed: ParsedDescription, descript
     );
   }
   return found(best, Math.min(1, best.match.score) * best.match.ocrConfidence, `matched "${best.match.text}"`);
+}
+
+/** Whether a box lies in a named part of the screen ("in the top navigation", "in the sidebar"). */
+function inArea(ctx: GroundingContext, b: Box, area: ParsedDescription["area"]): boolean {
+  if (!area) return true;
+  const c = boxCenter(b);
+  const { width: w, height: h } = ctx.ocr;
+  switch (area) {
+    case "top":
+      return c.y < h * 0.22;
+    case "bottom":
+      return c.y > h * 0.75;
+    case "left":
+      return c.x < w * 0.35;
+    case "right":
+      return c.x > w * 0.65;
+  }
 }
 
 /** "the checkbox next to Remember me", "the button below Total", "the field right of Name". */
@@ -181,7 +212,7 @@ function groundRelative(ctx: GroundingContext, parsed: ParsedDescription): Groun
         const box = smallControlBeside(ctx.pixels, a, side);
         if (box)
           return found(
-            { match: anchor, score: anchor.score, point: boxCenter(box), bbox: box },
+            { match: anchor, score: anchor.score, point: boxCenter(box), bbox: box, element: "control" },
             aConf * 0.95,
             `control ${side} of "${anchor.text}"`,
           );
@@ -191,7 +222,7 @@ function groundRelative(ctx: GroundingContext, parsed: ParsedDescription): Groun
       const input = inputBoxForLabel(ctx.pixels, a);
       if (input)
         return found(
-          { match: anchor, score: anchor.score, point: boxCenter(input.box), bbox: input.box },
+          { match: anchor, score: anchor.score, point: boxCenter(input.box), bbox: input.box, element: "input" },
           aConf * 0.95,
           `field beside "${anchor.text}"`,
         );
@@ -236,6 +267,9 @@ export function directionalDistance(anchor: Box, b: Box, kind: RelationKind): nu
       return b.x + b.width <= anchor.x + 2 && Math.abs(dy) < rowTol ? -dx : Number.POSITIVE_INFINITY;
     case "below":
       return b.y >= anchor.y + anchor.height - 2 ? dy + Math.abs(dx) * 0.5 : Number.POSITIVE_INFINITY;
+    case "within":
+      // inside a section or table named by its title: below the title, the nearest rows first
+      return b.y >= anchor.y + anchor.height * 0.5 ? dy + Math.abs(dx) * 0.1 : Number.POSITIVE_INFINITY;
     case "above":
       return b.y + b.height <= anchor.y + 2 ? -dy + Math.abs(dx) * 0.5 : Number.POSITIVE_INFINITY;
     default:

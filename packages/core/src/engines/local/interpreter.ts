@@ -5,7 +5,10 @@
 import { createHash } from "node:crypto";
 import type { Action } from "../../actions/action.ts";
 import { normalizeKey } from "../../actions/keys.ts";
+import { parseGoal } from "./goals.ts";
 import type { GroundResult } from "./ground.ts";
+import type { Box } from "./image.ts";
+import { BUSY, type Check, ERRORS } from "./verify.ts";
 
 // ---------------------------------------------------------------------------------------------
 // Steps
@@ -13,9 +16,33 @@ import type { GroundResult } from "./ground.ts";
 export type Modifier = "ctrl" | "alt" | "shift" | "meta";
 
 export type Step =
-  | { kind: "click"; target: string; button: "left" | "right" | "middle"; clicks: number; holdKeys: Modifier[] }
+  | {
+      kind: "click";
+      target: string;
+      button: "left" | "right" | "middle";
+      clicks: number;
+      holdKeys: Modifier[];
+      /** other names for the same element, tried in order when the target is not seen */
+      alts?: string[];
+      /** the click submits a goal's form ("Sign up with ..."): it must change the screen, without errors */
+      submit?: boolean;
+    }
   | { kind: "move"; target: string }
-  | { kind: "type"; text: string; target: string | null }
+  | {
+      kind: "type";
+      text: string;
+      target: string | null;
+      /** other labels for the same field ("email", "e-mail") */
+      alts?: string[];
+      /** replace what the field holds (change/set X to Y): select all before typing */
+      replace?: boolean;
+      /** a password-like field: what was typed is masked, so it cannot be read back */
+      secret?: boolean;
+    }
+  | { kind: "choose"; option: string; group: string | null }
+  | { kind: "scroll-until"; text: string; direction: "up" | "down" }
+  | { kind: "wait-finish"; subject: string }
+  | { kind: "open-app"; app: "terminal" | "file manager" | "text editor" }
   | { kind: "clear"; target: string }
   | { kind: "keys"; keys: string[]; combo: boolean; repeat: number }
   | { kind: "scroll"; direction: "up" | "down" | "left" | "right"; amount: number; target: string | null }
@@ -59,13 +86,17 @@ export function splitSteps(instruction: string): string[] {
     .map((p) => p.replace(/^(?:then|and|also|next|finally|first|after that|afterwards)\b[,\s]*/i, "").trim())
     .map((p) => p.replace(/[.!]+$/, "").trim())
     .filter((p) => p.length > 0);
-  // "if X is visible, done" was split at its comma: rejoin a bare condition with its consequence
+  // "if X is visible, done" was split at its comma: rejoin a bare condition with its consequence;
+  // "In the invoices table, open the row for ACME": a leading place qualifies the step after it
   const out: string[] = [];
   for (let i = 0; i < parts.length; i++) {
     const p = parts[i] ?? "";
     const next = parts[i + 1];
     if (/^if\s/i.test(p) && next !== undefined && !/,|\sthen\s/i.test(p)) {
       out.push(`${p}, ${next}`);
+      i++;
+    } else if (/^(?:in|inside|within|under|on)\s+(?:the\s+)?\S/i.test(p) && next !== undefined && !/[,]/.test(p)) {
+      out.push(`${next} ${p}`);
       i++;
     } else out.push(p);
   }
@@ -283,6 +314,9 @@ function parseOne(raw: string): Step | Step[] {
     const cond = parseCondition(thenIf[2]);
     if (out && cond) return { kind: "if", text: cond.text, negate: cond.negate, action: out };
   }
+  // goal phrasings (sign up with ..., change X to Y, choose X as Y, scroll until, wait for X to finish)
+  const goal = parseGoal(s);
+  if (goal) return goal.length === 1 && goal[0] ? goal[0] : goal;
   const waitUntil =
     /^wait\s+(?:until|for|till)\s+(.+?)(?:\s+to\s+(appear|disappear|show up|be visible|go away|vanish))?$/i.exec(s);
   if (
@@ -473,6 +507,16 @@ export function parseInstruction(instruction: string): Step[] {
 
 export type Grounder = (description: string) => GroundResult;
 
+/** What the planner may read of the screen besides grounding (absent in pure tests: no checks then). */
+export interface ScreenReader {
+  /** every line of text OCR read */
+  lines(): string[];
+  /** digest of the screen's text */
+  signature(): string;
+  /** pixel fingerprint of a box (a checkbox's look), null without pixels */
+  region(box: Box): string | null;
+}
+
 export interface PlanOptions {
   maxActions: number;
   /** allowed action types (done and fail are always allowed); undefined = all */
@@ -481,6 +525,12 @@ export interface PlanOptions {
   height: number;
   /** where to resume: step index and actions of that step already executed */
   resume?: { step: number; action: number };
+  /** the screen, for recording what the next screenshot must show (verification) */
+  screen?: ScreenReader;
+  /** a step being retried after its verification failed (typing replaces, a click is tried again) */
+  retry?: { step: number; t: number };
+  /** attempts so far of a repeating step (scroll until, wait to finish, open a dropdown) */
+  again?: { step: number; n: number };
 }
 
 export interface Plan {
@@ -491,6 +541,12 @@ export interface Plan {
   next: { step: number; action: number };
   /** number of groundings performed */
   groundings: number;
+  /** what the next screenshot must show (the last step these actions complete) */
+  check?: Check;
+  /** a repeating step's attempts, when the plan stops on it */
+  again?: { step: number; n: number };
+  /** a retried step still in progress */
+  retry?: { step: number; t: number };
 }
 
 function quoteFor(s: string): string {
@@ -506,9 +562,13 @@ export function stepNeedsScreen(s: Step): boolean {
     case "drag":
     case "wait-until":
     case "if":
+    case "choose":
+    case "scroll-until":
+    case "wait-finish":
+    case "open-app":
       return true;
     case "type":
-      return s.target !== null;
+      return true; // the typed text is read back from the next screenshot
     case "scroll":
       return s.target !== null;
     default:
@@ -525,59 +585,117 @@ class NotFound extends Error {
   }
 }
 
+class GiveUp extends Error {}
+
+type CheckSpec = Omit<Check, "step" | "t" | "w">;
+
+interface StepResult {
+  actions: Action[];
+  /** what the next screenshot must show once the step's last action ran */
+  check?: CheckSpec;
+  /** the step is not finished: run it again on the next screenshot */
+  again?: boolean;
+  /** said in the reasoning */
+  note?: string;
+}
+
+const PLACEHOLDER_CLICK: Action = { action_type: "click", params: { x: 0, y: 0, button: "left", clicks: 1 } };
+
 /** Actions of one step. Throws NotFound when an element it names is not on the screen. */
 function stepActions(
   step: Step,
   ground: Grounder,
   clamp: (x: number, y: number) => { x: number; y: number },
   skip: number,
-): Action[] {
-  const at = (description: string) => {
-    const g = ground(description);
-    if (!g.found || g.x === null || g.y === null) throw new NotFound(description, g);
-    return clamp(g.x, g.y);
+  ctx: { screen?: ScreenReader; tries: number; attempts: number },
+): StepResult {
+  const find = (descriptions: string[]): GroundResult & { x: number; y: number } => {
+    let first: { d: string; g: GroundResult } | null = null;
+    for (const d of descriptions) {
+      const g = ground(d);
+      if (g.found && g.x !== null && g.y !== null) {
+        const p = clamp(g.x, g.y);
+        return { ...g, x: p.x, y: p.y };
+      }
+      if (!first) first = { d, g };
+    }
+    if (!first) throw new Error("nothing to look for");
+    throw new NotFound(first.d, first.g);
+  };
+  const changeCheck = (g: GroundResult, d: string, submit = false): CheckSpec | undefined => {
+    const sc = ctx.screen;
+    if (!sc || g.element === "input") return undefined; // focusing a field changes nothing to read
+    const c: CheckSpec = { k: "change", d, sig: sc.signature() };
+    if (g.element === "control" && g.bbox) {
+      const reg = sc.region(g.bbox);
+      if (reg) {
+        c.reg = reg;
+        c.regBox = g.bbox;
+      }
+    }
+    if (submit) {
+      c.submit = true;
+      if (sc.lines().some((l) => ERRORS.test(l))) c.err = true;
+    }
+    return c;
   };
   switch (step.kind) {
     case "click": {
-      const p = at(step.target);
+      const g = find([step.target, ...(step.alts ?? [])]);
       const params: Extract<Action, { action_type: "click" }>["params"] = {
-        x: p.x,
-        y: p.y,
+        x: g.x,
+        y: g.y,
         button: step.button,
         clicks: step.clicks,
       };
       if (step.holdKeys.length) params.hold_keys = step.holdKeys;
-      return [{ action_type: "click", params }];
+      const check = step.button === "left" ? changeCheck(g, describeStep(step), step.submit) : undefined;
+      return { actions: [{ action_type: "click", params }], check };
     }
     case "move": {
-      const p = at(step.target);
-      return [{ action_type: "move", params: { x: p.x, y: p.y } }];
+      const g = find([step.target]);
+      return { actions: [{ action_type: "move", params: { x: g.x, y: g.y } }] };
     }
     case "type": {
+      const replace = step.replace || ctx.tries > 0;
       const typing: Action = { action_type: "type_text", params: { text: step.text } };
-      if (!step.target) return [typing];
-      if (skip >= 1) return [{ action_type: "click", params: { x: 0, y: 0, button: "left", clicks: 1 } }, typing]; // first is skipped
-      const p = at(withFieldRole(step.target));
-      return [{ action_type: "click", params: { x: p.x, y: p.y, button: "left", clicks: 1 } }, typing];
+      const selectAll: Action = { action_type: "key_combo", params: { keys: ["ctrl", "a"] } };
+      const check = (box: Box | null): CheckSpec | undefined =>
+        ctx.screen ? { k: "typed", d: describeStep(step), text: step.text, box, secret: step.secret } : undefined;
+      if (!step.target) return { actions: [typing], check: check(null) };
+      const tail = replace ? [selectAll, typing] : [typing];
+      if (skip >= 1) {
+        // the field was clicked on an earlier screenshot: find it again for the check, without failing
+        const again = [step.target, ...(step.alts ?? [])].map((t) => ground(withFieldRole(t))).find((r) => r.found);
+        return {
+          actions: [PLACEHOLDER_CLICK, ...tail],
+          check: check(again?.element === "input" ? again.bbox : null),
+        };
+      }
+      const g = find([step.target, ...(step.alts ?? [])].map(withFieldRole));
+      return {
+        actions: [{ action_type: "click", params: { x: g.x, y: g.y, button: "left", clicks: 1 } }, ...tail],
+        check: check(g.element === "input" ? g.bbox : null),
+      };
     }
     case "clear": {
       const tail: Action[] = [
         { action_type: "key_combo", params: { keys: ["ctrl", "a"] } },
         { action_type: "key_press", params: { keys: ["backspace"] } },
       ];
-      if (skip >= 1) return [{ action_type: "click", params: { x: 0, y: 0, button: "left", clicks: 1 } }, ...tail];
-      const p = at(withFieldRole(step.target));
-      return [{ action_type: "click", params: { x: p.x, y: p.y, button: "left", clicks: 1 } }, ...tail];
+      if (skip >= 1) return { actions: [PLACEHOLDER_CLICK, ...tail] };
+      const g = find([withFieldRole(step.target)]);
+      return { actions: [{ action_type: "click", params: { x: g.x, y: g.y, button: "left", clicks: 1 } }, ...tail] };
     }
     case "keys": {
       if (step.combo) {
         const out: Action[] = [];
         for (let i = 0; i < step.repeat; i++) out.push({ action_type: "key_combo", params: { keys: step.keys } });
-        return out;
+        return { actions: out };
       }
       const keys: string[] = [];
       for (let i = 0; i < step.repeat; i++) keys.push(...step.keys);
-      return [{ action_type: "key_press", params: { keys: keys.slice(0, 100) } }];
+      return { actions: [{ action_type: "key_press", params: { keys: keys.slice(0, 100) } }] };
     }
     case "scroll": {
       const vertical = step.direction === "up" || step.direction === "down";
@@ -588,28 +706,98 @@ function stepActions(
         direction: vertical ? "vertical" : "horizontal",
       };
       if (step.target) {
-        const p = at(step.target);
-        params.x = p.x;
-        params.y = p.y;
+        const g = find([step.target]);
+        params.x = g.x;
+        params.y = g.y;
       }
-      return [{ action_type: "scroll", params }];
+      return { actions: [{ action_type: "scroll", params }] };
+    }
+    case "scroll-until": {
+      const g = ground(`"${step.text}"`);
+      if (g.found) return { actions: [], note: `"${step.text}" is visible` };
+      if (ctx.attempts >= 15) throw new GiveUp(`"${step.text}" did not show after scrolling ${ctx.attempts} times`);
+      const sc = ctx.screen;
+      return {
+        actions: [
+          { action_type: "scroll", params: { clicks: step.direction === "up" ? 5 : -5, direction: "vertical" } },
+        ],
+        again: true,
+        check: sc
+          ? { k: "scroll", d: `scroll ${step.direction} until "${step.text}" shows`, sig: sc.signature() }
+          : undefined,
+        note: `"${step.text}" is not visible yet: scrolling ${step.direction}`,
+      };
+    }
+    case "wait-finish": {
+      const busy = ctx.screen?.lines().find((l) => BUSY.test(l));
+      if (!busy) return { actions: [], note: `the ${step.subject} shows no sign of work in progress` };
+      if (ctx.attempts >= 60) throw new GiveUp(`the ${step.subject} is still in progress ("${busy}")`);
+      // varying waits: an unchanged screen with the same action three times is a stall to the run loop
+      return {
+        actions: [{ action_type: "wait", params: { seconds: 1 + (ctx.attempts % 3) } }],
+        again: true,
+        note: `waiting for the ${step.subject}: "${quoteFor(busy)}"`,
+      };
+    }
+    case "choose": {
+      const option = ground(step.option);
+      if (option.found && option.x !== null && option.y !== null) {
+        const p = clamp(option.x, option.y);
+        return {
+          actions: [{ action_type: "click", params: { x: p.x, y: p.y, button: "left", clicks: 1 } }],
+          check: changeCheck(option, describeStep(step)),
+        };
+      }
+      // not on the screen: open the list it is in, then pick it from the next screenshot
+      if (!step.group || ctx.attempts >= 2) throw new NotFound(step.option, option);
+      const group = [`${step.group} dropdown`, step.group].map((d) => ground(d)).find((r) => r.found);
+      if (!group || group.x === null || group.y === null) throw new NotFound(step.option, option);
+      const p = clamp(group.x, group.y);
+      return {
+        actions: [{ action_type: "click", params: { x: p.x, y: p.y, button: "left", clicks: 1 } }],
+        again: true,
+        note: `opened the ${step.group} list to find "${step.option}"`,
+      };
+    }
+    case "open-app": {
+      // a launcher on the screen (panel, menu) first, else the desktop's keyboard shortcut
+      const names =
+        step.app === "terminal"
+          ? ["Terminal"]
+          : step.app === "file manager"
+            ? ["Files", "File Manager"]
+            : ["Text Editor", "Editor"];
+      const g = names.map((n) => ground(`"${n}"`)).find((r) => r.found && r.x !== null && r.y !== null);
+      const sc = ctx.screen;
+      const check: CheckSpec | undefined = sc
+        ? { k: "change", d: `open the ${step.app}`, sig: sc.signature() }
+        : undefined;
+      if (g && g.x !== null && g.y !== null) {
+        const p = clamp(g.x, g.y);
+        return { actions: [{ action_type: "click", params: { x: p.x, y: p.y, button: "left", clicks: 1 } }], check };
+      }
+      const keys = step.app === "terminal" ? ["ctrl", "alt", "t"] : step.app === "file manager" ? ["super", "e"] : null;
+      if (!keys) throw new NotFound(`${step.app} launcher`, g ?? ground(`"${names[0]}"`));
+      return { actions: [{ action_type: "key_combo", params: { keys } }], check };
     }
     case "drag": {
-      const a = at(step.from);
-      const b = at(step.to);
-      return [{ action_type: "drag", params: { x1: a.x, y1: a.y, x2: b.x, y2: b.y, button: "left" } }];
+      const a = find([step.from]);
+      const b = find([step.to]);
+      return { actions: [{ action_type: "drag", params: { x1: a.x, y1: a.y, x2: b.x, y2: b.y, button: "left" } }] };
     }
     case "open-url":
       // focus the browser's address bar, type the address, go
-      return [
-        { action_type: "key_combo", params: { keys: ["ctrl", "l"] } },
-        { action_type: "type_text", params: { text: step.url } },
-        { action_type: "key_press", params: { keys: ["enter"] } },
-      ];
+      return {
+        actions: [
+          { action_type: "key_combo", params: { keys: ["ctrl", "l"] } },
+          { action_type: "type_text", params: { text: step.url } },
+          { action_type: "key_press", params: { keys: ["enter"] } },
+        ],
+      };
     case "wait":
-      return [{ action_type: "wait", params: { seconds: Math.max(0, Math.min(60, step.seconds)) } }];
+      return { actions: [{ action_type: "wait", params: { seconds: Math.max(0, Math.min(60, step.seconds)) } }] };
     default:
-      return [];
+      return { actions: [] };
   }
 }
 
@@ -625,14 +813,17 @@ function conditionHolds(ground: Grounder, text: string, negate: boolean): { hold
   return { holds: negate ? !g.found : g.found, g };
 }
 
-function describeStep(s: Step): string {
+export function describeStep(s: Step): string {
   switch (s.kind) {
     case "click":
       return `${s.button === "right" ? "right-click" : s.clicks === 2 ? "double-click" : s.clicks === 3 ? "triple-click" : "click"} ${s.target}`;
     case "move":
       return `hover over ${s.target}`;
     case "type":
-      return s.target ? `type "${quoteFor(s.text)}" into ${s.target}` : `type "${quoteFor(s.text)}"`;
+      if (s.secret) return s.target ? `type the ${s.target} (hidden) into ${s.target}` : "type a hidden value";
+      return s.target
+        ? `${s.replace ? "set" : "type"} "${quoteFor(s.text)}" ${s.replace ? "as" : "into"} ${s.target}`
+        : `type "${quoteFor(s.text)}"`;
     case "open-url":
       return `open ${s.url}`;
     case "clear":
@@ -641,6 +832,14 @@ function describeStep(s: Step): string {
       return `press ${s.keys.join(s.combo ? "+" : ", ")}${s.repeat > 1 ? ` x${s.repeat}` : ""}`;
     case "scroll":
       return `scroll ${s.direction} ${s.amount}${s.target ? ` over ${s.target}` : ""}`;
+    case "scroll-until":
+      return `scroll ${s.direction} until "${s.text}" shows`;
+    case "wait-finish":
+      return `wait for the ${s.subject} to finish`;
+    case "choose":
+      return `choose "${s.option}"${s.group ? ` as the ${s.group}` : ""}`;
+    case "open-app":
+      return `open the ${s.app}`;
     case "drag":
       return `drag ${s.from} to ${s.to}`;
     case "wait":
@@ -662,8 +861,8 @@ function describeStep(s: Step): string {
  * Plans the actions for the current screenshot. Goal checks ("done when X appears", "fail if X is
  * visible") are evaluated first. Then steps run in order from the resume point until one names an
  * element that is not on this screenshot (it may appear only after the earlier actions run: stop
- * there with status continue; if it is the first step, fail), max_actions is reached, or the steps
- * end.
+ * there with status continue; if it is the first step, fail), a step must look at the next
+ * screenshot (scroll until, wait to finish, open a list), max_actions is reached, or the steps end.
  */
 export function planActions(steps: Step[], ground: Grounder, opts: PlanOptions): Plan {
   let groundings = 0;
@@ -688,7 +887,7 @@ export function planActions(steps: Step[], ground: Grounder, opts: PlanOptions):
   if (unknown?.kind === "unknown") {
     return fail(
       "UNSUPPORTED_INSTRUCTION",
-      `The local engine cannot interpret the step "${quoteFor(unknown.text)}" (${unknown.why}). It understands click, double-click, right-click, type, press, scroll, drag, hover, wait, and done/fail conditions.`,
+      `The local engine cannot interpret the step "${quoteFor(unknown.text)}" (${unknown.why}). It understands click, double-click, right-click, type, press, scroll, drag, hover, wait, field-value lists (sign up with the name X and email Y), change X to Y, choose X as Y, scroll until X shows, wait for X to finish, use the terminal to ..., and done/fail conditions.`,
     );
   }
   if (steps.length === 0) return fail("UNSUPPORTED_INSTRUCTION", "The instruction holds no step to carry out.");
@@ -720,6 +919,7 @@ export function planActions(steps: Step[], ground: Grounder, opts: PlanOptions):
   const actions: Action[] = [];
   const done: string[] = [];
   const allowed = opts.tools ? new Set([...opts.tools, "done", "fail"]) : null;
+  let check: Check | undefined;
   let i = start.step;
   let skip = start.action;
   for (; i < steps.length; i++, skip = 0) {
@@ -759,7 +959,10 @@ export function planActions(steps: Step[], ground: Grounder, opts: PlanOptions):
       }
       break;
     }
-    let stepActs: Action[];
+    // a step that looks at the next screenshot runs first in a call (it needs the screen as it is)
+    const repeating = step.kind === "scroll-until" || step.kind === "wait-finish" || step.kind === "choose";
+    if (repeating && actions.length > 0) break;
+    let res: StepResult;
     let effective: Step = step;
     if (step.kind === "if") {
       const { holds } = conditionHolds(g, step.text, step.negate);
@@ -769,9 +972,16 @@ export function planActions(steps: Step[], ground: Grounder, opts: PlanOptions):
       }
       effective = step.action;
     }
+    const tries = opts.retry?.step === i ? opts.retry.t : 0;
+    const attempts = opts.again?.step === i ? opts.again.n : 0;
     try {
-      stepActs = stepActions(effective, g, clamp, skip).slice(skip);
+      res = stepActions(effective, g, clamp, skip, { screen: opts.screen, tries, attempts });
     } catch (e) {
+      if (e instanceof GiveUp) {
+        if (actions.length === 0)
+          return fail("TASK_NOT_COMPLETED", `${e.message}; the task is not done.`, { step: i, action: 0 });
+        break;
+      }
       if (!(e instanceof NotFound)) throw e;
       if (actions.length === 0) {
         const near = e.result.matchedText ? ` (closest text: "${e.result.matchedText}")` : "";
@@ -787,8 +997,10 @@ export function planActions(steps: Step[], ground: Grounder, opts: PlanOptions):
         reasoning: `${summary(done)}"${quoteFor(e.description)}" is not on this screenshot yet; the remaining steps continue after these actions.`,
         next: { step: i, action: skip },
         groundings,
+        check,
       };
     }
+    const stepActs = res.actions.slice(skip);
     const banned = allowed ? stepActs.find((a) => !allowed.has(a.action_type)) : undefined;
     if (banned) {
       if (actions.length === 0)
@@ -800,6 +1012,7 @@ export function planActions(steps: Step[], ground: Grounder, opts: PlanOptions):
     }
     const room = opts.maxActions - actions.length;
     if (room <= 0) break;
+    const retry = tries > 0 ? { step: i, t: tries } : undefined;
     if (stepActs.length > room) {
       actions.push(...stepActs.slice(0, room));
       return {
@@ -808,10 +1021,23 @@ export function planActions(steps: Step[], ground: Grounder, opts: PlanOptions):
         reasoning: `${summary(done)}${describeStep(effective)} (partly; max_actions reached).`,
         next: { step: i, action: skip + room },
         groundings,
+        retry,
       };
     }
     actions.push(...stepActs);
-    done.push(describeStep(effective));
+    check = res.check ? { ...res.check, step: i, t: tries, w: 0 } : undefined;
+    if (res.again) {
+      return {
+        actions,
+        status: "continue",
+        reasoning: `${summary(done)}${res.note ?? describeStep(effective)}.`,
+        next: { step: i, action: 0 },
+        groundings,
+        check,
+        again: { step: i, n: attempts + 1 },
+      };
+    }
+    done.push(res.note ? `${describeStep(effective)} (${res.note})` : describeStep(effective));
   }
 
   if (i >= steps.length && actions.length === 0) {
@@ -837,7 +1063,7 @@ export function planActions(steps: Step[], ground: Grounder, opts: PlanOptions):
     return {
       actions: [{ action_type: "done", params: {} }],
       status: "done",
-      reasoning: `${summary(done)}All steps of the instruction are done.`,
+      reasoning: `${summary(done)}All steps of the instruction are done${opts.screen ? " and their effects were seen on the screen" : ""}.`,
       next: { step: steps.length, action: 0 },
       groundings,
     };
@@ -848,6 +1074,7 @@ export function planActions(steps: Step[], ground: Grounder, opts: PlanOptions):
     reasoning: `${summary(done)}`.trim() || "Nothing to do.",
     next: { step: i, action: 0 },
     groundings,
+    check,
   };
 }
 

@@ -14,13 +14,25 @@ import type {
 import { type GroundingContext, groundElement, groundInContext, onFastThenFine } from "./ground.ts";
 import {
   type Grounder,
+  type Plan,
   parseInstruction,
   planActions,
   progressMarker,
   resumePoint,
+  type ScreenReader,
   stepNeedsScreen,
 } from "./interpreter.ts";
 import { configureLocalOcr, type LocalOcrConfig, runLocalOcr, warmUpLocalOcr } from "./ocr.ts";
+import {
+  type Check,
+  decodeState,
+  encodeState,
+  evaluateCheck,
+  type LocalState,
+  regionPrint,
+  screenLines,
+  screenSignature,
+} from "./verify.ts";
 
 export interface LocalEngineOptions {
   /** OCR settings (backend, detection size, threads, tesseract path); process-wide */
@@ -47,6 +59,55 @@ async function engineCall<T>(code: "PREDICTION_FAILED" | "GROUNDING_FAILED", fn:
   }
 }
 
+type Verdict =
+  | { kind: "plan"; plan: Plan }
+  | { kind: "retry"; opts: { resume: { step: number; action: number }; retry: { step: number; t: number } } };
+
+/**
+ * Checks what the previous action should have done against the fresh screenshot. Seen: planning goes
+ * on. Not seen: a click's effect is waited for (twice, the page may be loading), then the step is
+ * tried again once (typing replaces the field's content), then the answer is `fail` with the reason.
+ * A false success is the worst outcome: nothing is reported done that was not seen.
+ */
+function verifyPrevious(
+  check: Check,
+  ctx: GroundingContext,
+  resume: { step: number; action: number } | undefined,
+): Verdict | null {
+  const r = evaluateCheck(check, ctx);
+  if (r.ok) return null;
+  const next = resume ?? { step: check.step + 1, action: 0 };
+  const failPlan = (why: string): Verdict => ({
+    kind: "plan",
+    plan: {
+      actions: [{ action_type: "fail", params: { code: "VERIFICATION_FAILED", message: why.slice(0, 2000) } }],
+      status: "fail",
+      reasoning: why,
+      next,
+      groundings: 0,
+    },
+  });
+  if (r.fatal) return failPlan(`Not done: ${r.why}.`);
+  if (check.k === "change" && check.w < 2) {
+    const seconds = check.w + 1;
+    return {
+      kind: "plan",
+      plan: {
+        actions: [{ action_type: "wait", params: { seconds } }],
+        status: "continue",
+        reasoning: `Checking: ${r.why} yet; waiting ${seconds} s.`,
+        next,
+        groundings: 0,
+        check: { ...check, w: check.w + 1 },
+      },
+    };
+  }
+  if (check.t === 0) {
+    return { kind: "retry", opts: { resume: { step: check.step, action: 0 }, retry: { step: check.step, t: 1 } } };
+  }
+  return failPlan(`Not done: ${r.why}, also after trying again.`);
+}
+
 export function createLocalEngine(options: LocalEngineOptions = {}): LocalEngine {
   if (options.ocr) configureLocalOcr(options.ocr);
 
@@ -54,13 +115,12 @@ export function createLocalEngine(options: LocalEngineOptions = {}): LocalEngine
     abortIfNeeded(input.signal);
     const instruction = input.instruction.trim();
     const steps = parseInstruction(instruction);
-    const needsScreen = steps.some(stepNeedsScreen);
     const image = input.screenshot;
-    const resume = resumePoint(
-      instruction,
-      input.trajectory.map((t) => t.reasoning),
-      steps.length,
-    );
+    const reasonings = input.trajectory.map((t) => t.reasoning);
+    const resume = resumePoint(instruction, reasonings, steps.length);
+    // what the previous call expects this screenshot to show (only with its progress marker)
+    const state: LocalState = (resume && decodeState(reasonings[reasonings.length - 1])) || {};
+    const needsScreen = steps.some(stepNeedsScreen) || state.check !== undefined;
     const planOn = (c: GroundingContext | null) => {
       let missed = false;
       const ground: Grounder = (description) => {
@@ -69,13 +129,27 @@ export function createLocalEngine(options: LocalEngineOptions = {}): LocalEngine
         if (!r.found) missed = true;
         return r;
       };
-      const value = planActions(steps, ground, {
+      const screen: ScreenReader | undefined = c
+        ? {
+            lines: () => screenLines(c),
+            signature: () => screenSignature(c),
+            region: (box) => (c.pixels ? regionPrint(c.pixels, box) : null),
+          }
+        : undefined;
+      const opts = {
         maxActions: Math.max(1, input.maxActions),
         tools: input.tools,
         width: image.width,
         height: image.height,
         resume: resume ?? undefined,
-      });
+        screen,
+        retry: state.retry,
+        again: state.again,
+      };
+      // verification of the previous action on this (fresh) screenshot comes before anything else
+      const verdict = c && state.check ? verifyPrevious(state.check, c, opts.resume) : null;
+      if (verdict?.kind === "plan") return { value: verdict.plan, missed };
+      const value = planActions(steps, ground, verdict?.kind === "retry" ? { ...opts, ...verdict.opts } : opts);
       return { value, missed };
     };
     // something not found on the fast OCR pass is looked for again on the fine one (planning is pure)
@@ -86,7 +160,10 @@ export function createLocalEngine(options: LocalEngineOptions = {}): LocalEngine
         })
       : { value: planOn(null).value, ocrWords: 0 };
     abortIfNeeded(input.signal);
-    const marker = plan.status === "continue" ? ` ${progressMarker(instruction, plan.next, steps.length)}` : "";
+    const marker =
+      plan.status === "continue"
+        ? ` ${progressMarker(instruction, plan.next, steps.length)} ${encodeState({ check: plan.check, retry: plan.retry, again: plan.again })}`.trimEnd()
+        : "";
     return {
       actions: plan.actions,
       reasoning: `${plan.reasoning}${marker}`.trim(),

@@ -1,0 +1,202 @@
+// Verification from a fresh screenshot: after each action the local engine records what it expects
+// the next screenshot to show (the typed text in its field, a screen that changed after a click, a
+// control whose pixels changed), and the next call checks it before doing anything else. The record
+// travels in the step's reasoning (`[local-check ...]`, next to the progress marker), so it works for
+// runs and for stateless callers who pass the trajectory back. See docs/engines-local.md.
+import { createHash } from "node:crypto";
+import type { GroundingContext } from "./ground.ts";
+import type { Box, RgbaImage } from "./image.ts";
+import { buildSegments, findText, normalizeText } from "./match-text.ts";
+
+/** What the next screenshot must show. */
+export interface Check {
+  /** typed: the text is visible (in its field); change: the screen changed; scroll: the page moved */
+  k: "typed" | "change" | "scroll";
+  /** the step it verifies */
+  step: number;
+  /** the step, in words, for messages */
+  d: string;
+  text?: string;
+  /** where the typed text must show (the input box), when known */
+  box?: Box | null;
+  secret?: boolean;
+  /** screen text signature before the action */
+  sig?: string;
+  /** pixel fingerprint of the clicked control, and its box (checkboxes, radios) */
+  reg?: string;
+  regBox?: Box;
+  /** error-like text was already visible before a submit */
+  err?: boolean;
+  submit?: boolean;
+  /** tries of the step so far (0 = first) */
+  t: number;
+  /** waits spent on this check so far */
+  w: number;
+}
+
+/** The engine's state between calls, carried in the reasoning. */
+export interface LocalState {
+  check?: Check;
+  /** a step being retried: its try number */
+  retry?: { step: number; t: number };
+  /** a step that repeats (wait for X to finish, scroll until X, open a dropdown): attempts so far */
+  again?: { step: number; n: number };
+}
+
+const STATE_RE = /\[local-check ([A-Za-z0-9_-]+)\]/;
+
+export function encodeState(state: LocalState): string {
+  if (!state.check && !state.retry && !state.again) return "";
+  return `[local-check ${Buffer.from(JSON.stringify(state)).toString("base64url")}]`;
+}
+
+export function decodeState(reasoning: string | undefined): LocalState | null {
+  if (!reasoning) return null;
+  const m = STATE_RE.exec(reasoning);
+  if (!m?.[1]) return null;
+  try {
+    const v = JSON.parse(Buffer.from(m[1], "base64url").toString("utf8")) as LocalState;
+    return v && typeof v === "object" ? v : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Text that says something is still being worked on. */
+export const BUSY =
+  /\b(?:generating|loading|processing|please wait|in progress|working on|preparing|uploading|downloading|saving|pending|queued|running|calculating|exporting|building)\b|\b\d{1,2}(?:\.\d+)?\s?%|\.\.\.\s*$/i;
+
+/** Text that says an action went wrong (a form's validation, a failed submit). */
+export const ERRORS =
+  /\b(?:required|invalid|error|failed|incorrect|please (?:fill|enter|select|provide|match)|must be|not valid|try again|is missing|can't be blank|cannot be blank)\b/i;
+
+export function screenLines(ctx: GroundingContext): string[] {
+  return ctx.ocr.runs.map((r) => r.text);
+}
+
+/** A digest of the screen's text (order-independent, noise-tolerant): equal digests = same text. */
+export function screenSignature(ctx: GroundingContext): string {
+  const words = new Set<string>();
+  for (const r of ctx.ocr.runs) {
+    const n = normalizeText(r.text);
+    if (n.length >= 2) words.add(n);
+  }
+  return createHash("sha256")
+    .update([...words].sort().join("|"))
+    .digest("hex")
+    .slice(0, 12);
+}
+
+/** A 4x4 grid of mean grey values over a box (padded): a control's look. */
+export function regionPrint(img: RgbaImage, box: Box): string {
+  const pad = 2;
+  const x0 = Math.max(0, Math.floor(box.x - pad));
+  const y0 = Math.max(0, Math.floor(box.y - pad));
+  const x1 = Math.min(img.width, Math.ceil(box.x + box.width + pad));
+  const y1 = Math.min(img.height, Math.ceil(box.y + box.height + pad));
+  const out: number[] = [];
+  for (let gy = 0; gy < 4; gy++) {
+    for (let gx = 0; gx < 4; gx++) {
+      const ax = x0 + Math.floor(((x1 - x0) * gx) / 4);
+      const bx = Math.max(ax + 1, x0 + Math.floor(((x1 - x0) * (gx + 1)) / 4));
+      const ay = y0 + Math.floor(((y1 - y0) * gy) / 4);
+      const by = Math.max(ay + 1, y0 + Math.floor(((y1 - y0) * (gy + 1)) / 4));
+      let sum = 0;
+      let n = 0;
+      for (let y = ay; y < by && y < img.height; y++) {
+        for (let x = ax; x < bx && x < img.width; x++) {
+          const i = (y * img.width + x) * 4;
+          sum += 0.299 * (img.data[i] ?? 0) + 0.587 * (img.data[i + 1] ?? 0) + 0.114 * (img.data[i + 2] ?? 0);
+          n++;
+        }
+      }
+      out.push(n ? Math.round(sum / n) : 0);
+    }
+  }
+  return out.map((v) => v.toString(16).padStart(2, "0")).join("");
+}
+
+/** Whether two region prints differ (some cell's mean grey moved by more than 20). */
+export function regionChanged(a: string, b: string): boolean {
+  for (let i = 0; i < Math.min(a.length, b.length); i += 2) {
+    if (Math.abs(Number.parseInt(a.slice(i, i + 2), 16) - Number.parseInt(b.slice(i, i + 2), 16)) > 20) return true;
+  }
+  return false;
+}
+
+/** Parts of a typed text that must be readable: the whole of a short one, else its start or its end. */
+export function typedProbes(text: string): string[] {
+  const t = text.replace(/\s+/g, " ").trim();
+  if (normalizeText(t).length === 0) return [];
+  if (t.length <= 24) return [t];
+  const lines = t.split(/\n/);
+  const last = (lines[lines.length - 1] ?? t).trim();
+  // cut at word boundaries: a partial word at the cut is dropped
+  const head =
+    (/\S/.test(t.charAt(16)) ? t.slice(0, 16).replace(/\s+\S*$/, "") : t.slice(0, 16)).trim() || t.slice(0, 16);
+  const cut = last.length - 16;
+  const tail =
+    (cut > 0 && /\S/.test(last.charAt(cut - 1)) ? last.slice(-16).replace(/^\S*\s+/, "") : last.slice(-16)).trim() ||
+    last.slice(-16);
+  return [head, tail];
+}
+
+/** Is the typed text visible inside the box (or anywhere when the box is unknown)? */
+export function typedVisible(ctx: GroundingContext, text: string, box: Box | null | undefined): boolean {
+  const probes = typedProbes(text);
+  if (probes.length === 0) return true; // only spaces or symbols: nothing OCR can read back
+  const runs = box
+    ? ctx.ocr.runs.filter((r) => {
+        const cx = r.bbox.x + r.bbox.width / 2;
+        const cy = r.bbox.y + r.bbox.height / 2;
+        const pad = 8;
+        return (
+          cx >= box.x - pad && cx <= box.x + box.width + pad && cy >= box.y - pad && cy <= box.y + box.height + pad
+        );
+      })
+    : ctx.ocr.runs;
+  if (runs.length === 0) return false;
+  const segments = buildSegments(runs);
+  return probes.some((p) => {
+    const best = findText(segments, p, 0.5)[0];
+    return best !== undefined && best.score >= 0.75;
+  });
+}
+
+/** The result of checking a record against the current screenshot. */
+export type CheckResult = { ok: true } | { ok: false; why: string; fatal: boolean };
+
+export function evaluateCheck(check: Check, ctx: GroundingContext): CheckResult {
+  switch (check.k) {
+    case "typed": {
+      if (check.secret || !check.text) return { ok: true };
+      if (typedVisible(ctx, check.text, check.box)) return { ok: true };
+      return {
+        ok: false,
+        fatal: false,
+        why: `after "${check.d}" the typed text is not visible ${check.box ? "in the field" : "on the screen"}`,
+      };
+    }
+    case "change":
+    case "scroll": {
+      const sigChanged = check.sig !== undefined && screenSignature(ctx) !== check.sig;
+      const regChanged =
+        check.reg !== undefined && check.regBox && ctx.pixels
+          ? regionChanged(check.reg, regionPrint(ctx.pixels, check.regBox))
+          : false;
+      if (check.submit && !check.err) {
+        const line = screenLines(ctx).find((l) => ERRORS.test(l));
+        if (line) return { ok: false, fatal: true, why: `after "${check.d}" the screen shows "${line.slice(0, 120)}"` };
+      }
+      if (sigChanged || regChanged) return { ok: true };
+      return {
+        ok: false,
+        fatal: check.k === "scroll",
+        why:
+          check.k === "scroll"
+            ? `scrolling no longer changes the screen (${check.d})`
+            : `"${check.d}" did not change the screen`,
+      };
+    }
+  }
+}
