@@ -50,7 +50,7 @@ describe("error envelope on transport failures", () => {
     const big = `{"name":"${"a".repeat(15 * 1024 * 1024 + 10)}"}`;
     const r = await call(s.url, "POST", "/v1/keys", { key, raw: big, headers: { "Content-Type": "application/json" } });
     const e = envelope(r, 413, "PAYLOAD_TOO_LARGE");
-    expect(e.type).toBe("invalid_request_error");
+    expect(e.type).toBe("validation_error");
   });
 
   it("a body just under 15 MiB is read (and then judged on its content)", async () => {

@@ -58,13 +58,20 @@ describe("test keys: the deterministic sandbox", () => {
     const r = await predict(acct.test_key, { instruction: "click 10,20 then type 'hello' then press ctrl+s" });
     expect(r.status).toBe(200);
     expect(r.headers.get("x-service-test-mode")).toBe("true");
-    expect(r.headers.get("x-credits-charged")).toBeNull();
+    // DECISIONS.md "Compatibility amendments": billed answers to a test key say they cost 0
+    expect(r.headers.get("x-credits-charged")).toBe("0");
+    expect(r.headers.get("x-service-key-kind")).toBe("test");
     expect(r.body.request_id).toBe(r.headers.get("x-service-request-id"));
     expect(r.body.actions).toEqual([
-      { action_type: "click", params: { x: 10, y: 20, button: "left", clicks: 1 } },
-      { action_type: "type_text", params: { text: "hello" } },
-      { action_type: "key_combo", params: { keys: ["ctrl", "s"] } },
+      {
+        action_type: "click",
+        params: { x: 10, y: 20, button: "left", clicks: 1 },
+        description: "Click at (10, 20)",
+      },
+      { action_type: "type_text", params: { text: "hello" }, description: 'Type "hello"' },
+      { action_type: "key_combo", params: { keys: ["ctrl", "s"] }, description: "Press ctrl+s" },
     ]);
+    expect(r.body).toMatchObject({ cua_version: "v5", screen_width: 320, screen_height: 200 });
     expect(r.body.status).toBe("continue");
     expect(r.body.usage).toMatchObject({ credits_charged: 0, cost_cents: 0 });
     expect(r.body.llm).toEqual({ provider: "managed", model: "svc-sandbox", billed_to: "platform" });
@@ -78,7 +85,11 @@ describe("test keys: the deterministic sandbox", () => {
     expect(r.body.actions.length).toBe(2);
     const t = await predict(acct.test_key, { instruction: "type 'x'", tools: ["click"] });
     expect(t.body.actions).toEqual([
-      { action_type: "fail", params: expect.objectContaining({ code: "TOOL_NOT_ALLOWED" }) },
+      {
+        action_type: "fail",
+        params: expect.objectContaining({ code: "TOOL_NOT_ALLOWED" }),
+        description: expect.any(String),
+      },
     ]);
   });
 
@@ -109,7 +120,9 @@ describe("the action policy is enforced after the engine, before anything is ret
       instruction: "click 3,4",
       action_policy: { allowed_actions: ["click"], coordinate_bounds: { max_x: 5, max_y: 5 } },
     });
-    expect(r.body.actions).toEqual([{ action_type: "click", params: { x: 3, y: 4, button: "left", clicks: 1 } }]);
+    expect(r.body.actions).toEqual([
+      { action_type: "click", params: { x: 3, y: 4, button: "left", clicks: 1 }, description: "Click at (3, 4)" },
+    ]);
   });
 
   it("a malformed policy is 422 with its path", async () => {
@@ -131,7 +144,7 @@ describe("bad inputs (SPEC limits)", () => {
     ["data URI mime that lies", `data:image/jpeg;base64,${SHOT}`],
   ])("%s is 400 INVALID_SCREENSHOT", async (_n, screenshot) => {
     const e = envelope(await predict(acct.test_key, { screenshot }), 400, "INVALID_SCREENSHOT");
-    expect(e.type).toBe("invalid_request_error");
+    expect(e.type).toBe("validation_error");
   });
 
   it("an exact PNG data URI is accepted", async () => {
@@ -200,7 +213,9 @@ describe("live keys: billing (SPEC Surcharges)", () => {
     const before = await balance();
     const r = await predict(acct.live_key, {});
     expect(r.status).toBe(200);
-    expect(r.body.actions).toEqual([{ action_type: "click", params: { x: 5, y: 6, button: "left", clicks: 1 } }]);
+    expect(r.body.actions).toEqual([
+      { action_type: "click", params: { x: 5, y: 6, button: "left", clicks: 1 }, description: "Click at (5, 6)" },
+    ]);
     expect(r.body.llm).toEqual({ provider: "managed", model: "gpt-5.4", billed_to: "platform" });
     expect(r.headers.get("x-credits-charged")).toBe("5");
     expect(r.headers.get("x-credits-remaining")).toBe(String(before - 5));
@@ -245,7 +260,7 @@ describe("live keys: billing (SPEC Surcharges)", () => {
     const before = await balance();
     const r = await predict(acct.live_key, {});
     const e = envelope(r, 502, "PREDICTION_FAILED");
-    expect(e.type).toBe("upstream_error");
+    expect(e.type).toBe("server_error");
     expect(r.headers.get("x-credits-refunded")).toBe("5");
     expect(await balance()).toBe(before);
     expect(await ledgerSum(s.app.deps, acct.account_id)).toBe(before);
@@ -423,7 +438,8 @@ describe("Accept: text/event-stream", () => {
 });
 
 describe("POST /v1/ground and /v1/ocr", () => {
-  it("ground finds a point inside the image, or found=false; both billed on live keys (3, +1 HD)", async () => {
+  // DECISIONS.md "Compatibility amendments": nothing found is 422 GROUNDING_FAILED with the charge refunded
+  it("ground finds a point inside the image (billed 3, +1 HD); nothing found is 422 GROUNDING_FAILED, refunded", async () => {
     const t = await call(s.url, "POST", "/v1/ground", {
       key: acct.test_key,
       body: { screenshot: SHOT, description: "the Save button" },
@@ -434,9 +450,19 @@ describe("POST /v1/ground and /v1/ocr", () => {
     expect(t.body.x).toBeLessThan(320);
     const n = await call(s.url, "POST", "/v1/ground", {
       key: acct.test_key,
-      body: { screenshot: SHOT, description: "a nonexistent thing" },
+      body: { screenshot: SHOT, element: "a nonexistent thing" },
     });
-    expect(n.body).toMatchObject({ found: false, x: null, y: null, bbox: null });
+    expect(envelope(n, 422, "GROUNDING_FAILED").type).toBe("validation_error");
+    expect(n.headers.get("x-credits-refunded")).toBe("0");
+    const before = await balance();
+    managed.enqueue(openaiReplies.text("NOT_FOUND"));
+    const live = await call(s.url, "POST", "/v1/ground", {
+      key: acct.live_key,
+      body: { screenshot: SHOT, description: "the missing thing" },
+    });
+    envelope(live, 422, "GROUNDING_FAILED");
+    expect(live.headers.get("x-credits-refunded")).toBe("3");
+    expect(await balance()).toBe(before);
     managed.enqueue(openaiReplies.calls([{ type: "click", button: "left", x: 640, y: 10 }]));
     const hd = await call(s.url, "POST", "/v1/ground", {
       key: acct.live_key,
