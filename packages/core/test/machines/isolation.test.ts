@@ -217,6 +217,15 @@ describe("machine isolation (real desktops, network and mount namespaces)", () =
     expect(repo).toMatch(/No such file or directory/);
     expect(hostDirs).toBe("/home:\n\n/root:\n\n/run:"); // empty
     expect(users).toBe(String(a.user));
+    // a user namespace of its own does not lift the covers (the kernel locks mounts that came from the
+    // more privileged namespace together)
+    const lift = await term(
+      provider,
+      a,
+      `unshare -Urm sh -c 'umount -l /run; umount -l ${dataDir}; cat ${dataDir}/secrets.key; ls /run/postgresql' 2>&1`,
+    );
+    expect(lift.output).not.toContain("0123456789abcdef");
+    expect(lift.output).not.toContain(".s.PGSQL");
     // its own home works as before
     const own = await term(provider, a, "echo hi > ~/mine.txt && cat ~/mine.txt && pwd");
     expect(own.output.trim()).toBe(`hi\n${a.home_dir}`);
