@@ -22,6 +22,7 @@ import { InngestRunJobs, startDurableRuntime } from "./http/inngest-serve.ts";
 import { machinesRuntimeFromEnv, registerMachinePlainRoutes } from "./http/machines-plain-routes.ts";
 import { MemoryStore, PostgresStore, RateLimiter, type RateLimitStore, RedisStore } from "./http/rate-limit.ts";
 import { registerRunEvents } from "./http/runs-events.ts";
+import { registerWebhookRoute } from "./http/webhook-route.ts";
 import { registerMcp } from "./mcp/http.ts";
 import { buildServer } from "./server.ts";
 
@@ -99,6 +100,7 @@ export async function createApp(env: Env): Promise<App> {
   registerAdminRoutes(server, deps);
   registerMachinePlainRoutes(server, deps);
   registerRunEvents(server, deps);
+  registerWebhookRoute(server, deps); // POST /v1/triggers/webhook/{webhook_id} (raw body, signed)
   registerMcp(server, deps); // /mcp, /.well-known/mcp/server-card.json, /llms.txt (docs/mcp.md)
   deps.durable = await startDurableRuntime(server, deps); // the embedded executor starts with the API
   deps.machineBackground = startMachineBackground(deps, {

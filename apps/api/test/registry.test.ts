@@ -157,6 +157,9 @@ describe.each(rest.map((o) => [`${o.method} ${o.path} (${o.id})`, o] as const))(
     } else if (op.auth === "device_token") {
       expect(r.status).toBe(401);
       expect(r.body.error.code).toBe("INVALID_DEVICE_TOKEN");
+    } else if (op.auth === "signature") {
+      expect(r.status).toBe(401); // an unsigned body (the webhook fire: SPEC Authentication 6)
+      expect(r.body.error.code).toBe("INVALID_SIGNATURE");
     } else {
       expect(r.body?.error?.code).not.toBe("NOT_FOUND");
       expect([200, 503]).toContain(r.status);

@@ -58,6 +58,13 @@ import {
   triggersHealthOp,
   updateScheduleOp,
 } from "../schedules/schedules.op.ts";
+import {
+  createTriggerOp,
+  deleteTriggerOp,
+  fireWebhookOp,
+  listTriggersOp,
+  updateTriggerOp,
+} from "../schedules/triggers.op.ts";
 import { getUsageOp } from "../usage/usage.op.ts";
 import { walletBalanceOp, walletLedgerOp, walletTopUpOp } from "../wallet/wallet.op.ts";
 import type { AnyOperation } from "./define.ts";
@@ -140,6 +147,11 @@ export const operations = [
   runScheduleNowOp,
   listScheduleRunsOp,
   getScheduleRunOp,
+  listTriggersOp,
+  createTriggerOp,
+  updateTriggerOp,
+  deleteTriggerOp,
+  fireWebhookOp,
   // public discovery (MCP only: no REST route)
   capabilitiesOp,
   pricingOp,
