@@ -1,5 +1,6 @@
 // npm run bench [-- <name> ...]   (names: api, predict, machines, runs, fuzz, wallet; all when none is named)
 // The grounding benchmark runs on its own: npx tsx bench/grounding/run.ts
+import { benchAgentTasks } from "./agent-tasks.ts";
 import { benchApi } from "./api.ts";
 import { benchFuzz } from "./fuzz.ts";
 import { benchMachines } from "./machines-api.ts";
@@ -14,6 +15,7 @@ const suites: Record<string, () => Promise<void>> = {
   runs: benchRuns,
   fuzz: benchFuzz,
   wallet: benchWallet,
+  "agent-tasks": benchAgentTasks,
 };
 const wanted = process.argv.slice(2).filter((a) => !a.startsWith("-"));
 for (const name of wanted.length ? wanted : Object.keys(suites)) {

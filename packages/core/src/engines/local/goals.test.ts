@@ -10,7 +10,7 @@ function brief(steps: Step[]): string[] {
       case "type":
         return `${s.replace ? "set" : "type"} ${s.text} -> ${s.target ?? "(focus)"}`;
       case "click":
-        return `click ${[s.target, ...(s.alts ?? [])].join("|")}${s.submit ? " (submit)" : ""}`;
+        return `click ${[s.target, ...(s.alts ?? [])].map((t) => t.replace(/ button$/, "")).join("|")}${s.submit ? " (submit)" : ""}`;
       case "choose":
         return `choose ${s.option} as ${s.group}`;
       case "scroll":

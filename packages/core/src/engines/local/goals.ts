@@ -178,10 +178,12 @@ function typeSteps(pairs: FieldValue[]): Step[] {
 }
 
 function submitStep(labels: string[]): Step {
+  // a button: the page's title (in the browser's tab strip, a heading) may say the same words
+  const buttons = labels.map((l) => `${l} button`);
   return {
     kind: "click",
-    target: labels[0] ?? "Submit",
-    alts: labels.slice(1),
+    target: buttons[0] ?? "Submit button",
+    alts: buttons.slice(1),
     button: "left",
     clicks: 1,
     holdKeys: [],

@@ -363,6 +363,10 @@ function parseOne(raw: string): Step | Step[] {
     if (/^(?:https?:\/\/)?[\w-]+(?:\.[\w-]+)+(?::\d+)?(?:[/?#]\S*)?$/i.test(target.trim())) {
       return { kind: "open-url", url: target.trim() };
     }
+    // "go to the Docs page", "open the Billing tab": the link or tab that says it
+    const place = /^(?:go to|navigate to|visit|open)\s+(?:the\s+)?(.+?)\s+(page|tab|section)$/i.exec(s);
+    if (place?.[1] && place[2] && !/^(?:open)$/i.test(place[1]))
+      return clickStep("click", `${place[1]}${place[2].toLowerCase() === "tab" ? " tab" : ""}`, []);
   }
 
   // typing

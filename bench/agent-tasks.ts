@@ -1,0 +1,574 @@
+// Issue 15 benchmark: tasks phrased as users write them, run by the managed local engine on a real
+// managed desktop through the HTTP API of a spawned service (POST /v1/runs), each verified by the
+// state it must leave (what a form posted to the stand-in server, a file's content), never by the
+// run's own status. Impossible tasks must end without success. Prints, per task, the result, the
+// credits and the time; then tasks verified, false successes (a run that said `succeeded` while the
+// state says otherwise: the worst outcome), credits and time per task.
+//   npm run bench -- agent-tasks            npx tsx bench/agent-tasks.ts [--only=name,name] [--verbose]
+// Needs root and the packages of scripts/install-desktop-deps.sh.
+import { existsSync } from "node:fs";
+import { chmod, mkdtemp, rm } from "node:fs/promises";
+import http from "node:http";
+import os from "node:os";
+import path from "node:path";
+import { startTestInternet } from "../packages/core/src/machines/isolation/test-internet.ts";
+import { startBenchService } from "./lib.ts";
+
+/** What the stand-in server saw for a task: form posts and GETs of its pages, in order. */
+interface Hit {
+  method: string;
+  path: string;
+  form: Record<string, string>;
+  at: number;
+}
+
+interface Task {
+  name: string;
+  /** the page the browser shows when the run starts */
+  html: string;
+  /** the task as a user writes it */
+  task: string;
+  /** the state the task must leave (hits of this task's pages, the machine's files) */
+  verify(hits: Hit[], files: (p: string) => Promise<string | null>): Promise<boolean> | boolean;
+  /** impossible: the run must not succeed, and nothing may be submitted */
+  impossible?: boolean;
+  /** what it exercises (phrasing or element kind) */
+  covers: string;
+}
+
+const CSS = `body{margin:0;font:22px "DejaVu Sans",sans-serif;background:#fff;color:#111}
+main{position:absolute;left:80px;top:40px;width:1100px}
+label{display:inline-block;width:170px}
+input[type=text],input[type=email],input[type=password],input[type=number],input:not([type]),textarea,select{font:22px "DejaVu Sans",sans-serif;width:380px;height:40px;border:2px solid #333;padding:0 8px;background:#fff}
+textarea{height:80px}
+button{font:22px "DejaVu Sans",sans-serif;padding:8px 24px;background:#1a5fd0;color:#fff;border:0;border-radius:4px}
+.row{margin:14px 0}
+a{color:#0645ad}
+table{border-collapse:collapse}td,th{border:1px solid #999;padding:6px 18px;text-align:left}
+nav{position:absolute;left:0;top:0;width:100%;height:56px;background:#f2f2f2;border-bottom:1px solid #ccc}
+nav a{display:inline-block;margin:14px 0 0 40px}`;
+
+function page(title: string, body: string, script = ""): string {
+  return `<!doctype html><html><head><meta charset="utf-8"><title>${title}</title><style>${CSS}</style></head>
+<body>${body}${script ? `<script>${script}</script>` : ""}</body></html>`;
+}
+
+const field = (id: string, label: string, extra = "") =>
+  `<div class="row"><label for="${id}">${label}</label><input id="${id}" name="${id}" ${extra}></div>`;
+
+const posted = (hits: Hit[], p: string) => hits.filter((h) => h.method === "POST" && h.path.endsWith(p));
+const lastPost = (hits: Hit[], p = "/submit") => posted(hits, p).at(-1)?.form;
+const got = (hits: Hit[], p: string) => hits.some((h) => h.method === "GET" && h.path.endsWith(p));
+const nothingPosted = (hits: Hit[]) => !hits.some((h) => h.method === "POST");
+
+const THANKS = page("Done", `<main><h1>Thank you</h1><p>We received your request.</p></main>`);
+
+const LONG_FILLER = Array.from(
+  { length: 40 },
+  (_, i) => `<p>Paragraph ${i + 1}: notes about the product, its history and its many uses.</p>`,
+).join("");
+
+const TASKS: Task[] = [
+  {
+    name: "signup-goal",
+    covers: "goal: sign up with field-value pairs",
+    html: page(
+      "Sign up",
+      `<main><h1>Create your account</h1><form method="post" action="submit">${field("name", "Name")}${field("email", "Email")}<button>Sign up</button></form></main>`,
+    ),
+    task: "Sign up with the name Ada Lovelace and email ada@example.com",
+    verify: (h) => lastPost(h)?.name === "Ada Lovelace" && lastPost(h)?.email === "ada@example.com",
+  },
+  {
+    name: "contact-list",
+    covers: "list without repeated verbs, textarea, 'and submit'",
+    html: page(
+      "Contact",
+      `<main><h1>Contact us</h1><form method="post" action="submit">${field("name", "Name")}${field("email", "Email")}<div class="row"><label for="message">Message</label><textarea id="message" name="message"></textarea></div><button>Submit</button></form></main>`,
+    ),
+    task: "Put Grace in Name, grace@navy.mil in Email and Hello there in Message and submit",
+    verify: (h) =>
+      lastPost(h)?.name === "Grace" &&
+      lastPost(h)?.email === "grace@navy.mil" &&
+      lastPost(h)?.message === "Hello there",
+  },
+  {
+    name: "login-goal",
+    covers: "goal: log in, password field (masked)",
+    html: page(
+      "Log in",
+      `<main><h1>Welcome back</h1><form method="post" action="submit">${field("username", "Username")}${field("password", "Password", 'type="password"')}<button>Log in</button></form></main>`,
+    ),
+    task: "Log in with username ada and password hunter2",
+    verify: (h) => lastPost(h)?.username === "ada" && lastPost(h)?.password === "hunter2",
+  },
+  {
+    name: "change-quantity",
+    covers: "change X to Y (replace a value)",
+    html: page(
+      "Cart",
+      `<main><h1>Your cart</h1><p>Blue mug, 12.00 each</p><form method="post" action="submit">${field("quantity", "Quantity", 'type="number" value="1"')}<button>Update</button></form></main>`,
+    ),
+    task: "Change the quantity to 3, then click Update",
+    verify: (h) => lastPost(h)?.quantity === "3",
+  },
+  {
+    name: "choose-plan",
+    covers: "choose X as Y; heading vs a button whose label starts with a verb",
+    html: page(
+      "Plans",
+      `<main><h1 style="font-size:28px">Pick a plan</h1><div style="display:flex;gap:40px">${[
+        "Starter",
+        "Team",
+        "Enterprise",
+      ]
+        .map(
+          (p) =>
+            `<form method="post" action="submit" style="border:1px solid #bbb;padding:20px;width:260px"><h2 style="font-size:40px;margin:0 0 16px">${p}</h2><p>For ${p.toLowerCase()} use</p><input type="hidden" name="plan" value="${p}"><button>Choose ${p}</button></form>`,
+        )
+        .join("")}</div></main>`,
+    ),
+    task: "Choose Team as the plan",
+    verify: (h) => lastPost(h)?.plan === "Team",
+  },
+  {
+    name: "pick-format",
+    covers: "pick X as Y from a dropdown (select)",
+    html: page(
+      "Export",
+      `<main><h1>Export data</h1><form method="post" action="submit"><div class="row"><label for="format">Format</label><select id="format" name="format"><option>JSON</option><option>CSV</option><option>XML</option></select></div><button>Export</button></form></main>`,
+    ),
+    task: "Pick CSV as the format, then click Export",
+    verify: (h) => lastPost(h)?.format === "CSV",
+  },
+  {
+    name: "radio-shipping",
+    covers: "choose X as Y among radios",
+    html: page(
+      "Shipping",
+      `<main><h1>Shipping</h1><form method="post" action="submit">${["Standard", "Express", "Overnight"]
+        .map(
+          (o) =>
+            `<div class="row"><input type="radio" id="${o}" name="shipping" value="${o}" style="width:22px;height:22px"${o === "Standard" ? " checked" : ""}><label for="${o}" style="width:auto;margin-left:10px">${o}</label></div>`,
+        )
+        .join("")}<button>Continue</button></form></main>`,
+    ),
+    task: "Choose Express as the shipping method, then click Continue",
+    verify: (h) => lastPost(h)?.shipping === "Express",
+  },
+  {
+    name: "checkbox",
+    covers: "checkbox",
+    html: page(
+      "Preferences",
+      `<main><h1>Preferences</h1><form method="post" action="submit"><div class="row"><input type="checkbox" id="news" name="newsletter" style="width:22px;height:22px"><label for="news" style="width:auto;margin-left:10px">Subscribe to the newsletter</label></div><button>Save</button></form></main>`,
+    ),
+    task: "Tick Subscribe to the newsletter and click Save",
+    verify: (h) => lastPost(h)?.newsletter === "on",
+  },
+  {
+    name: "search-box",
+    covers: "'the search box' is the input, not the Search button",
+    html: page(
+      "Shop",
+      `<main><h1>Shop</h1><form method="post" action="submit"><input name="q" aria-label="search" style="width:420px"> <button>Search</button></form></main>`,
+    ),
+    task: "Type laptop into the search box and click the Search button",
+    verify: (h) => lastPost(h)?.q === "laptop",
+  },
+  {
+    name: "search-enter",
+    covers: "placeholder field, press Enter",
+    html: page(
+      "Docs",
+      `<main><h1>Documentation</h1><form method="post" action="submit"><input name="q" placeholder="Search the docs" style="width:420px"></form></main>`,
+    ),
+    task: "Search the docs for webhooks: type webhooks in the search field and press Enter",
+    verify: (h) => lastPost(h)?.q === "webhooks",
+  },
+  {
+    name: "scroll-bottom",
+    covers: "scroll to the bottom",
+    html: page(
+      "Terms",
+      `<main><h1>Terms of service</h1>${LONG_FILLER}<form method="post" action="submit"><input type="hidden" name="accepted" value="yes"><button>Accept terms</button></form><p>End.</p></main>`,
+    ),
+    task: "Scroll down to the bottom of the page and click Accept terms",
+    verify: (h) => lastPost(h)?.accepted === "yes",
+  },
+  {
+    name: "scroll-until",
+    covers: "scroll until X shows",
+    html: page(
+      "Product",
+      `<main><h1>Our product</h1>${LONG_FILLER.slice(0, LONG_FILLER.length / 2)}<h2>Pricing</h2><form method="post" action="submit"><input type="hidden" name="buy" value="pro"><button>Buy Pro</button></form>${LONG_FILLER.slice(0, LONG_FILLER.length / 2)}</main>`,
+    ),
+    task: "Scroll down until you see Buy Pro, then click Buy Pro",
+    verify: (h) => lastPost(h)?.buy === "pro",
+  },
+  {
+    name: "wait-finish",
+    covers: "wait until X finishes (not the literal text)",
+    html: page(
+      "Reports",
+      `<main><h1>Reports</h1><button id="gen" onclick="go()">Generate report</button><p id="st"></p><form id="dl" method="post" action="submit" style="display:none"><input type="hidden" name="download" value="1"><button>Download</button></form></main>`,
+      `function go(){document.getElementById('gen').disabled=true;let p=0;const st=document.getElementById('st');const t=setInterval(()=>{p+=20;st.textContent='Generating report... '+p+'%';if(p>=100){clearInterval(t);st.textContent='Report ready';fetch('ready',{method:'POST'});document.getElementById('dl').style.display='block';}},1000);}`,
+    ),
+    task: "Click Generate report, wait for the report to finish generating, then click Download",
+    verify: (h) => {
+      const ready = posted(h, "/ready")[0];
+      const dl = posted(h, "/submit")[0];
+      return Boolean(ready && dl && dl.at >= ready.at);
+    },
+  },
+  {
+    name: "table-row",
+    covers: "in <region>, the row for X (table rows)",
+    html: page(
+      "Billing",
+      `<main><h2>Customers</h2><table><tr><th>Name</th><th>City</th></tr><tr><td><a href="customer-acme">ACME</a></td><td>Berlin</td></tr><tr><td><a href="customer-globex">Globex</a></td><td>Paris</td></tr></table><h2>Invoices</h2><table><tr><th>Customer</th><th>Amount</th></tr><tr><td><a href="invoice-globex">Globex</a></td><td>120.00</td></tr><tr><td><a href="invoice-acme">ACME</a></td><td>99.50</td></tr></table></main>`,
+    ),
+    task: "In the invoices table, open the row for ACME",
+    verify: (h) => got(h, "/invoice-acme") && !got(h, "/customer-acme"),
+  },
+  {
+    name: "top-nav",
+    covers: "the X button in the top navigation",
+    html: page(
+      "Dashboard",
+      `<nav><a href="home">Home</a><a href="nav-export">Export</a><a href="help">Help</a></nav><main style="top:120px"><h1>Dashboard</h1><p>Data for November.</p><form method="post" action="submit"><input type="hidden" name="body" value="1"><button>Export</button></form></main>`,
+    ),
+    task: "Click the Export button in the top navigation",
+    verify: (h) => got(h, "/nav-export") && nothingPosted(h),
+  },
+  {
+    name: "heading-vs-button",
+    covers: "a heading rarely is a click target",
+    html: page(
+      "News",
+      `<main><h1 style="font-size:44px">Subscribe</h1><p>Weekly news in your inbox.</p><form method="post" action="submit"><input type="hidden" name="sub" value="1"><button>Subscribe</button></form></main>`,
+    ),
+    task: "Click Subscribe",
+    verify: (h) => lastPost(h)?.sub === "1",
+  },
+  {
+    name: "right-of",
+    covers: "X right of Y",
+    html: page(
+      "Users",
+      `<main><h1>Users</h1><form method="post" action="submit">${["Alice", "Globex", "Zed"]
+        .map(
+          (u) =>
+            `<div class="row"><span style="display:inline-block;width:200px">${u}</span><button name="edit" value="${u}" style="margin-right:20px">Edit</button><button name="delete" value="${u}">Delete</button></div>`,
+        )
+        .join("")}</form></main>`,
+    ),
+    task: "Click the Delete button right of Globex",
+    verify: (h) => lastPost(h)?.delete === "Globex",
+  },
+  {
+    name: "ordinal",
+    covers: "the N-th",
+    html: page(
+      "List",
+      `<main><h1>Saved items</h1><form method="post" action="submit">${[1, 2, 3, 4]
+        .map(
+          (i) =>
+            `<div class="row"><span style="display:inline-block;width:200px">Item ${i}</span><button name="remove" value="${i}">Remove</button></div>`,
+        )
+        .join("")}</form></main>`,
+    ),
+    task: "Click the third Remove button",
+    verify: (h) => lastPost(h)?.remove === "3",
+  },
+  {
+    name: "last",
+    covers: "first/last",
+    html: page(
+      "Files",
+      `<main><h1>Files</h1>${["a.csv", "b.csv", "c.csv"].map((f) => `<div class="row"><span style="display:inline-block;width:200px">${f}</span><a href="dl-${f}">Download</a></div>`).join("")}</main>`,
+    ),
+    task: "Click the last Download link",
+    verify: (h) => got(h, "/dl-c.csv") && !got(h, "/dl-a.csv"),
+  },
+  {
+    name: "set-field",
+    covers: "set X to Y over an existing value",
+    html: page(
+      "Profile",
+      `<main><h1>Profile</h1><form method="post" action="submit">${field("city", "City", 'value="London"')}<button>Save</button></form></main>`,
+    ),
+    task: "Set the City field to Paris, then click Save",
+    verify: (h) => lastPost(h)?.city === "Paris",
+  },
+  {
+    name: "select-from",
+    covers: "select X from the Y dropdown",
+    html: page(
+      "Address",
+      `<main><h1>Address</h1><form method="post" action="submit"><div class="row"><label for="country">Country</label><select id="country" name="country"><option value="">Choose</option><option value="FR">France</option><option value="CA">Canada</option><option value="JP">Japan</option></select></div><button>Continue</button></form></main>`,
+    ),
+    task: "Select Canada from the Country dropdown, then click Continue",
+    verify: (h) => lastPost(h)?.country === "CA",
+  },
+  {
+    name: "colon-list",
+    covers: "'Label: value' list",
+    html: page(
+      "Register",
+      `<main><h1>Register</h1><form method="post" action="submit">${field("name", "Full name")}${field("company", "Company")}<button>Register</button></form></main>`,
+    ),
+    task: "Fill in Full name: Alan Turing, Company: Bletchley and submit",
+    verify: (h) => lastPost(h)?.name === "Alan Turing" && lastPost(h)?.company === "Bletchley",
+  },
+  {
+    name: "message-box",
+    covers: "write X in the Y box",
+    html: page(
+      "Feedback",
+      `<main><h1>Feedback</h1><form method="post" action="submit"><div class="row"><label for="message">Message</label><textarea id="message" name="message"></textarea></div><button>Send</button></form></main>`,
+    ),
+    task: "Write 'See you soon' in the Message box and click Send",
+    verify: (h) => lastPost(h)?.message === "See you soon",
+  },
+  {
+    name: "tab",
+    covers: "tabs, 'open the X tab'",
+    html: page(
+      "Settings",
+      `<main><h1>Settings</h1><div style="border-bottom:1px solid #999;padding-bottom:6px"><a href="#" onclick="show('g')" style="margin-right:30px">General</a><a href="#" onclick="show('b')" style="margin-right:30px">Billing</a><a href="#" onclick="show('s')">Security</a></div><div id="g"><p>General settings</p></div><div id="b" style="display:none"><form method="post" action="submit"><input type="hidden" name="billing" value="1"><p>Billing settings</p><button>Save billing</button></form></div><div id="s" style="display:none"><p>Security settings</p></div></main>`,
+      `function show(k){for(const x of ['g','b','s'])document.getElementById(x).style.display=x===k?'block':'none';}`,
+    ),
+    task: "Open the Billing tab and click Save billing",
+    verify: (h) => lastPost(h)?.billing === "1",
+  },
+  {
+    name: "go-to-page",
+    covers: "go to the X page (a link)",
+    html: page(
+      "Home",
+      `<nav><a href="page-home">Home</a><a href="page-docs">Docs</a><a href="page-blog">Blog</a></nav><main style="top:120px"><h1>Welcome</h1></main>`,
+    ),
+    task: "Go to the Docs page",
+    verify: (h) => got(h, "/page-docs"),
+  },
+  {
+    name: "rejected-form",
+    covers: "a submit the site rejects must not succeed",
+    impossible: true,
+    html: page(
+      "Sign up",
+      `<main><h1>Sign up</h1><form method="post" action="reject">${field("name", "Name")}${field("email", "Email")}<button>Sign up</button></form></main>`,
+    ),
+    task: "Sign up with the name Bob and email bob",
+    verify: () => true,
+  },
+  {
+    name: "impossible-button",
+    covers: "impossible: the element does not exist",
+    impossible: true,
+    html: page("Account", `<main><h1>Account</h1><p>Signed in as ada.</p><a href="logout">Log out</a></main>`),
+    task: "Click the Delete account button",
+    verify: () => true,
+  },
+  {
+    name: "impossible-form",
+    covers: "impossible: no form",
+    impossible: true,
+    html: page("Closed", `<main><h1>Registration is closed</h1><p>Come back next year.</p></main>`),
+    task: "Sign up with the name Ada and email ada@example.com",
+    verify: () => true,
+  },
+  {
+    name: "impossible-field",
+    covers: "impossible: no such field",
+    impossible: true,
+    html: page("Cart", `<main><h1>Your cart is empty</h1><a href="shop">Continue shopping</a></main>`),
+    task: "Change the quantity to 5",
+    verify: () => true,
+  },
+  {
+    name: "terminal-file",
+    covers: "use the terminal to ... (file content)",
+    html: page("Desktop", `<main><h1>Nothing here</h1></main>`),
+    task: "Use the terminal to create notes.txt containing hello",
+    verify: async (_h, files) => (await files("notes.txt"))?.trim() === "hello",
+  },
+];
+
+/** `--name=value` (so `npm run bench -- agent-tasks --only=a,b` does not take the value for a suite) */
+const arg = (name: string) => process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
+
+export async function benchAgentTasks() {
+  if (
+    process.getuid?.() !== 0 ||
+    !["/usr/bin/Xvfb", "/usr/bin/xdotool", "/usr/bin/scrot", "/usr/bin/chromium"].every((p) => existsSync(p))
+  ) {
+    console.log("agent-tasks: needs root and the desktop packages (scripts/install-desktop-deps.sh); skipped");
+    return;
+  }
+  const only = arg("only")?.split(",");
+  const verbose = process.argv.includes("--verbose");
+  const tasks = only ? TASKS.filter((t) => only.includes(t.name)) : TASKS;
+  const hits = new Map<string, Hit[]>();
+  const server = http.createServer((req, res) => {
+    const url = new URL(req.url ?? "/", "http://x");
+    const [, name, ...rest] = url.pathname.split("/");
+    const task = TASKS.find((t) => t.name === name);
+    let body = "";
+    req.on("data", (d) => (body += d));
+    req.on("end", () => {
+      const list = hits.get(name ?? "") ?? [];
+      list.push({
+        method: req.method ?? "GET",
+        path: url.pathname,
+        form: Object.fromEntries(new URLSearchParams(body)),
+        at: Date.now(),
+      });
+      hits.set(name ?? "", list);
+      res.writeHead(200, { "content-type": "text/html" });
+      if (!task) return res.end("not found");
+      const sub = rest.join("/");
+      if (sub === "" || sub === "start") return res.end(task.html);
+      if (sub === "reject")
+        return res.end(
+          page(
+            "Sign up",
+            `<main><h1>Sign up</h1><p style="color:#b00">Email is invalid</p><form method="post" action="reject">${field("name", "Name")}${field("email", "Email")}<button>Sign up</button></form></main>`,
+          ),
+        );
+      if (sub === "ready") return res.end("ok");
+      if (req.method === "POST") return res.end(THANKS);
+      res.end(page(sub, `<main><h1>${sub.replace(/[^\w. -]/g, "")}</h1><p>Opened.</p></main>`));
+    });
+  });
+  const root = await mkdtemp(path.join(os.tmpdir(), "cua-bench-agent-"));
+  await chmod(root, 0o711);
+  const sock = path.join(os.tmpdir(), `cua-bench-agent-${process.pid}.sock`);
+  await rm(sock, { force: true });
+  await new Promise<void>((r) => server.listen(sock, r));
+  const inet = await startTestInternet();
+  const base = await inet.expose(sock);
+  const svc = await startBenchService({
+    credits: 1_000_000,
+    env: { DATA_DIR: path.join(root, "data"), MACHINES_ROOT: path.join(root, "machines") },
+  });
+  const req = async (method: string, p: string, body?: unknown) => {
+    const r = await fetch(svc.url + p, {
+      method,
+      headers: {
+        "X-API-Key": svc.account.live_key,
+        ...(body === undefined ? {} : { "Content-Type": "application/json" }),
+      },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await r.text();
+    if (!r.ok) throw new Error(`${method} ${p}: ${r.status} ${text.slice(0, 300)}`);
+    return JSON.parse(text);
+  };
+  let machine: string | null = null;
+  const rows: {
+    name: string;
+    verified: boolean;
+    falseSuccess: boolean;
+    status: string;
+    credits: number;
+    s: number;
+    steps: number;
+    why: string;
+  }[] = [];
+  try {
+    const created = await req("POST", "/v1/machines", {
+      display_name: "agent-tasks",
+      screen_width: 1280,
+      screen_height: 720,
+    });
+    machine = created.machine.id as string;
+    for (;;) {
+      const m = await req("GET", `/v1/machines/${machine}`);
+      if (m.status === "running") break;
+      if (m.status === "error") throw new Error(`machine failed: ${JSON.stringify(m)}`);
+      await new Promise((r) => setTimeout(r, 500));
+    }
+    const files = async (p: string) => {
+      try {
+        const r = await req("POST", `/v1/machines/${machine}/files/read`, { parameters: { path: p } });
+        return (r.result?.content as string) ?? null;
+      } catch {
+        return null;
+      }
+    };
+    console.log(`\n== agent tasks: ${tasks.length} tasks, managed local engine, one 1280x720 desktop ==`);
+    for (const t of tasks) {
+      hits.set(t.name, []);
+      await req("POST", `/v1/machines/${machine}/browser/navigate`, { parameters: { url: `${base}/${t.name}/start` } });
+      await new Promise((r) => setTimeout(r, 800));
+      hits.set(t.name, []); // the page load itself is not the task's doing
+      const t0 = performance.now();
+      const run = await req("POST", "/v1/runs", {
+        machine_id: machine,
+        task: t.task,
+        max_steps: 30,
+        deadline_seconds: 240,
+        on_awaiting_human: "fail",
+      });
+      let r = run;
+      while (!["succeeded", "failed", "cancelled", "timed_out", "awaiting_human"].includes(r.status)) {
+        await new Promise((res) => setTimeout(res, 300));
+        r = await req("GET", `/v1/runs/${run.id}`);
+      }
+      const secs = (performance.now() - t0) / 1000;
+      if (r.status === "awaiting_human") await req("POST", `/v1/runs/${run.id}/cancel`).catch(() => {});
+      const h = hits.get(t.name) ?? [];
+      const stateOk = t.impossible ? nothingAccepted(t, h) : await t.verify(h, files);
+      const succeeded = r.status === "succeeded";
+      const verified = t.impossible ? stateOk && !succeeded : stateOk;
+      const falseSuccess = succeeded && (t.impossible || !stateOk);
+      const why = (r.error?.message as string | undefined) ?? "";
+      rows.push({
+        name: t.name,
+        verified,
+        falseSuccess,
+        status: r.status,
+        credits: r.usage?.credits_charged ?? 0,
+        s: secs,
+        steps: r.step_count ?? 0,
+        why,
+      });
+      console.log(
+        `${verified ? "ok  " : "MISS"} ${falseSuccess ? "FALSE-SUCCESS " : ""}${t.name.padEnd(18)} ${r.status.padEnd(10)} steps ${String(r.step_count ?? 0).padStart(2)}  ${String(r.usage?.credits_charged ?? 0).padStart(3)} credits  ${secs.toFixed(1).padStart(5)} s  ${t.covers}${!verified && why ? `\n       (${why.slice(0, 200)})` : ""}`,
+      );
+      if (verbose && !verified) {
+        const steps = await svc.db.db.runStep.findMany({ where: { runId: run.id }, orderBy: { step: "asc" } });
+        for (const st of steps)
+          console.log(`       ${st.step} ${JSON.stringify(st.actions)} ${st.reasoning ?? ""}`.slice(0, 400));
+      }
+    }
+  } finally {
+    if (machine) await req("DELETE", `/v1/machines/${machine}`).catch(() => {});
+    await svc.stop();
+    server.close();
+    await inet.close();
+    await rm(root, { recursive: true, force: true });
+  }
+  const n = rows.length;
+  const ok = rows.filter((r) => r.verified).length;
+  const fs = rows.filter((r) => r.falseSuccess).length;
+  const credits = rows.reduce((a, r) => a + r.credits, 0);
+  const secs = rows.reduce((a, r) => a + r.s, 0);
+  const impossible = tasks.filter((t) => t.impossible).length;
+  const refused = rows.filter((r) => tasks.find((t) => t.name === r.name)?.impossible && r.verified).length;
+  console.log(
+    `\ntasks verified ${ok}/${n} (${((100 * ok) / Math.max(1, n)).toFixed(1)}%), false successes ${fs}, impossible refused ${refused}/${impossible}, credits per task ${(credits / Math.max(1, n)).toFixed(1)}, time per task ${(secs / Math.max(1, n)).toFixed(1)} s`,
+  );
+}
+
+/** An impossible task's state: nothing the site accepted (a rejected submit is not an acceptance). */
+function nothingAccepted(t: Task, hits: Hit[]): boolean {
+  return !hits.some((h) => h.method === "POST" && !h.path.endsWith("/reject")) && Boolean(t.verify);
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  await benchAgentTasks();
+  process.exit(process.exitCode ?? 0);
+}
