@@ -1,3 +1,4 @@
+// biome-ignore-all lint/suspicious/noThenProperty: `then` is the DSL's field of an if step
 // The workflow DSL 2026-06-01 as pure logic: the validator (SPEC.md "Workflows"; DECISIONS.md "Workflows",
 // "Tiers and numeric limits": workflow limits, "Precise answers": workflows), the condition interpreter and
 // templating. Table-driven: each row is a definition and the paths its problems must carry.

@@ -321,7 +321,10 @@ export function validateDefinition(def: unknown, at: string): Problem[] {
     if (op === "and" || op === "or") {
       if (!Array.isArray(c.conditions) || c.conditions.length === 0)
         err(`${p}.conditions`, "must be a non-empty array of conditions");
-      else c.conditions.forEach((x, i) => condition(x, `${p}.conditions.${i}`, level + 1));
+      else
+        c.conditions.forEach((x, i) => {
+          condition(x, `${p}.conditions.${i}`, level + 1);
+        });
     } else if (op === "not" && Object.hasOwn(c, "condition")) condition(c.condition, `${p}.condition`, level + 1);
   };
 
@@ -346,7 +349,10 @@ export function validateDefinition(def: unknown, at: string): Problem[] {
     }
   };
   const condRefs = (c: Condition, p: string, visible: Set<string>) => {
-    if (c.op === "and" || c.op === "or") c.conditions.forEach((x, i) => condRefs(x, `${p}.conditions.${i}`, visible));
+    if (c.op === "and" || c.op === "or")
+      c.conditions.forEach((x, i) => {
+        condRefs(x, `${p}.conditions.${i}`, visible);
+      });
     else if (c.op === "not") condRefs(c.condition, `${p}.condition`, visible);
     else if ("value" in c) checkRefs(c.value, `${p}.value`, visible);
     else {

@@ -33,7 +33,10 @@ export function referencesOf(text: string): { refs: string[][]; malformed: strin
 /** Every string inside a JSON value (object values and array items, recursively). */
 export function stringsOf(value: unknown, at: string, out: Array<{ text: string; path: string }> = []) {
   if (typeof value === "string") out.push({ text: value, path: at });
-  else if (Array.isArray(value)) value.forEach((v, i) => stringsOf(v, `${at}.${i}`, out));
+  else if (Array.isArray(value))
+    value.forEach((v, i) => {
+      stringsOf(v, `${at}.${i}`, out);
+    });
   else if (value !== null && typeof value === "object")
     for (const [k, v] of Object.entries(value)) stringsOf(v, `${at}.${k}`, out);
   return out;
