@@ -63,7 +63,13 @@ const start = (name, cmd, args, opts) => {
   children.push(c);
 };
 
-start("api", bin("tsx"), [path.join(root, "apps/api/src/main.ts")], { cwd: root, env: { ...env, PORT: apiPort } });
+// node --import tsx, not the tsx CLI: the CLI relays SIGTERM and SIGKILLs the API when it has not
+// acknowledged the signal within ~60 ms (a busy event loop on a loaded host), which skips the graceful
+// shutdown that stops the desktops and flushes usage
+start("api", process.execPath, ["--import", "tsx", path.join(root, "apps/api/src/main.ts")], {
+  cwd: root,
+  env: { ...env, PORT: apiPort },
+});
 if (process.env.SKIP_WEB !== "1") {
   start("console", bin("next"), ["start", "-p", webPort, "-H", env.HOST ?? "127.0.0.1"], {
     cwd: path.join(root, "apps/web"),
