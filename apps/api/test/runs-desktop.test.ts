@@ -151,7 +151,12 @@ describe("a live run on a real managed desktop with the local engine", () => {
         .filter((f) => f.event === "step")
         .map((f) => (f.data.actions as { action_type: string }[]).map((x) => x.action_type).join("+"));
       expect(streamed).toEqual(kinds);
-      expect(frames.at(-1)).toMatchObject({ event: "terminal", data: { status: "succeeded" } });
+      // the durable terminal frame, then the final id-less `done` frame (DECISIONS "Compatibility amendments")
+      expect(frames.filter((f) => f.event !== "done").at(-1)).toMatchObject({
+        event: "terminal",
+        data: { status: "succeeded" },
+      });
+      expect(frames.at(-1)).toMatchObject({ event: "done", data: { status: "succeeded" } });
     } finally {
       await api("DELETE", `/v1/machines/${id}`);
     }
