@@ -108,8 +108,6 @@ describe.each([
   });
 
   it("lists exactly the 26 tools of DECISIONS and the 2 prompts", async () => {
-    const schedules = await call(s.url, "GET", "/v1/schedules", { key: acct.test_key });
-    const schedulesServed = !(schedules.status === 404 && schedules.body.error.code === "NOT_FOUND");
     const { tools } = await c.listTools();
     expect(tools.map((t) => t.name).sort()).toEqual([...ALL_TOOLS].sort());
     for (const t of tools) {
@@ -117,8 +115,8 @@ describe.each([
       expect(t.description?.length).toBeGreaterThan(10);
       const group = Object.entries(TOOLS).find(([, names]) => names.includes(t.name))![0];
       expect(t._meta?.["svc/group"]).toBe(group);
-      // a schedule tool says it is planned exactly while /v1/schedules is not served (DECISIONS: listed before)
-      expect(t._meta?.["svc/planned"] === true).toBe(group === "schedules" && !schedulesServed);
+      // every tool is a registry operation now, the schedule tools included (issue 14)
+      expect(t._meta?.["svc/planned"]).toBeUndefined();
     }
     // the same input as the REST operation: predict's body fields
     const predict = tools.find((t) => t.name === "predict")!;
@@ -231,13 +229,34 @@ describe.each([
     expect((r.structuredContent as any).period).toBe(rest.body.period);
   });
 
-  it("list_schedules (group schedules) answers what GET /v1/schedules answers today", async () => {
+  it("the schedules group answers for real: create, list, pause, resume, run now (issue 14)", async () => {
+    const m = await call(s.url, "POST", "/v1/machines", {
+      key: acct.test_key,
+      body: { display_name: "mcp-sched", os_type: "linux", desktop_enabled: true },
+    });
+    const created = await tool(c, "create_schedule", {
+      name: "mcp",
+      machine_id: m.body.machine.id,
+      task_prompt: "tidy up #steps=1",
+      frequency: "daily",
+      time: "07:30",
+      timezone: "Europe/Berlin",
+    });
+    expect(created.isError).toBeFalsy();
+    expect(created._meta?.["svc/http_status"]).toBe(201);
+    const id = (created.structuredContent as any).id as string;
+    expect(created.structuredContent).toMatchObject({ cron: "30 7 * * *", status: "active" });
     const rest = await call(s.url, "GET", "/v1/schedules", { key: acct.test_key });
-    const r = await tool(c, "list_schedules", {});
-    expect(r._meta?.["svc/http_status"]).toBe(rest.status);
-    expect(Boolean(r.isError)).toBe(rest.status >= 400);
-    if (rest.status >= 400) toolError(r, rest.body.error.code);
-    else expect(Object.keys(r.structuredContent!).sort()).toEqual(Object.keys(rest.body).sort());
+    const listed = await tool(c, "list_schedules", {});
+    expect(Object.keys(listed.structuredContent!).sort()).toEqual(Object.keys(rest.body).sort());
+    expect((listed.structuredContent as any).data.map((x: { id: string }) => x.id)).toContain(id);
+    expect((await tool(c, "pause_schedule", { id })).structuredContent).toMatchObject({ status: "paused" });
+    expect((await tool(c, "resume_schedule", { id })).structuredContent).toMatchObject({ status: "active" });
+    const fired = await tool(c, "run_schedule_now", { id });
+    expect(fired.structuredContent).toMatchObject({ schedule_id: id, trigger: "manual" });
+    toolError(await tool(c, "pause_schedule", { id: "nope" }), "INVALID_SCHEDULE_ID");
+    await call(s.url, "DELETE", `/v1/schedules/${id}`, { key: acct.test_key });
+    await call(s.url, "DELETE", `/v1/machines/${m.body.machine.id}`, { key: acct.test_key });
   });
 
   it("get_capabilities and get_pricing (public) answer", async () => {
@@ -364,7 +383,7 @@ describe("tools and /openapi.json agree (issue 11: one definition per operation)
     let checked = 0;
     for (const t of tools) {
       const rest = t._meta?.["svc/rest"] as string | undefined;
-      if (!rest || TOOLS.schedules.includes(t.name)) continue; // schedules: no route yet (planned)
+      if (!rest) continue;
       const [method, path] = rest.split(" ") as [string, string];
       const op = doc.paths[path.replace(/^\/v1/, "")]?.[method.toLowerCase()]; // paths are under servers[0] = /v1
       expect(op, `${t.name}: ${rest} in /openapi.json`).toBeDefined();
@@ -378,7 +397,7 @@ describe("tools and /openapi.json agree (issue 11: one definition per operation)
       expect([...toolFields].sort(), `${t.name} input fields`).toEqual([...restFields].sort());
       checked++;
     }
-    expect(checked).toBe(ALL_TOOLS.length - TOOLS.schedules.length - TOOLS.public.length);
+    expect(checked).toBe(ALL_TOOLS.length - TOOLS.public.length);
   });
 });
 

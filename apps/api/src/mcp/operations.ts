@@ -1,16 +1,9 @@
-// The MCP server's input: a list of operation definitions that carry an `mcp: {tool, group}` field:
-//   1. core's registry (THE list): `operations.filter(op => op.mcp)`; it wins over what follows;
-//   2. the planned schedule operations (./planned-schedules.ts) until schedules exist (transitional: each one
-//      disappears by itself once the registry holds an operation with its tool name).
+// The MCP server's input: the operation definitions of core's registry (THE list) that carry an
+// `mcp: {tool, group}` field: `operations.filter(op => op.mcp)`.
 import type { AnyOperation, McpGroup } from "@cua/core/operations/define";
 import { operations } from "@cua/core/operations/registry";
-import { PLANNED_SCHEDULE_OPERATIONS } from "./planned-schedules.ts";
 
-export type McpOperation = AnyOperation & {
-  mcp: { tool: string; group: McpGroup };
-  /** listed before its use case exists: forwarded to its REST path, which answers what it answers */
-  planned?: boolean;
-};
+export type McpOperation = AnyOperation & { mcp: { tool: string; group: McpGroup } };
 
 /** DECISIONS "Compatibility amendments", bullet "MCP server": the 26 tools, in the order the server lists them
  * (the order only: each definition names its own tool). */
@@ -51,10 +44,5 @@ function hasMcp(op: AnyOperation): op is McpOperation {
 export function mcpOperations(
   registry: readonly AnyOperation[] = operations as unknown as readonly AnyOperation[],
 ): McpOperation[] {
-  const out = registry.filter(hasMcp);
-  const have = new Set(out.map((o) => o.mcp.tool));
-  for (const op of PLANNED_SCHEDULE_OPERATIONS as unknown as readonly McpOperation[]) {
-    if (!have.has(op.mcp.tool)) out.push({ ...op, planned: true });
-  }
-  return out;
+  return registry.filter(hasMcp);
 }

@@ -85,7 +85,6 @@ export function generateTools(ops: readonly McpOperation[]): McpTool[] {
             "svc/operation": op.id,
             ...(op.scope ? { "svc/scope": op.scope } : {}),
             ...(restRoute(op) ? { "svc/rest": restRoute(op) } : {}),
-            ...(op.planned ? { "svc/planned": true } : {}),
           },
         },
       };
