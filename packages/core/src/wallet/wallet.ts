@@ -5,7 +5,6 @@
 import type { CoreDeps } from "../deps.ts";
 import { CoreError } from "../errors.ts";
 import { hex } from "../ids.ts";
-import { addChargeTx } from "../usage/usage.ts";
 
 export interface Reservation {
   id: string;
@@ -25,81 +24,83 @@ export async function reserve(
 ): Promise<Reservation> {
   if (!Number.isSafeInteger(args.amount) || args.amount < 0) throw new Error("reserve: bad amount");
   const id = `rsv_${hex(12)}`;
-  return deps.db.$transaction(async (tx) => {
-    const rows = await tx.$queryRaw<{ balance_credits: number }[]>`
-      UPDATE accounts SET balance_credits = balance_credits - ${args.amount}
-      WHERE id = ${args.accountId}::uuid AND balance_credits >= ${args.amount}
-      RETURNING balance_credits`;
-    const row = rows[0];
-    if (!row) {
-      const acct = await tx.account.findUnique({ where: { id: args.accountId }, select: { balanceCredits: true } });
-      throw new CoreError(
-        "INSUFFICIENT_CREDITS",
-        `This call costs ${args.amount} credits; the wallet holds ${acct?.balanceCredits ?? 0}.`,
-        { required: args.amount, balance: acct?.balanceCredits ?? 0, suggestion: "Top up the wallet, then retry." },
-      );
-    }
-    await tx.reservation.create({
-      data: {
-        id,
-        accountId: args.accountId,
-        amount: args.amount,
-        status: "reserved",
-        endpoint: args.endpoint,
-        requestId: args.requestId ?? null,
-        idempotencyRef: args.idempotencyRef ?? null,
+  // One statement (one implicit transaction, one round trip): the account row stays locked for
+  // microseconds, not for a multi-round-trip interactive transaction, so concurrent calls of one account
+  // do not queue on it while holding pool connections (issue 10: the pool, not PostgreSQL, was the limit).
+  const rows = await deps.db.$queryRaw<{ balance_credits: number }[]>`
+    WITH debit AS (
+      UPDATE accounts SET balance_credits = balance_credits - ${args.amount}::int
+      WHERE id = ${args.accountId}::uuid AND balance_credits >= ${args.amount}::int
+      RETURNING id, balance_credits
+    ), hold AS (
+      INSERT INTO reservations (id, account_id, amount, status, endpoint, request_id, idempotency_ref)
+      SELECT ${id}::text, debit.id, ${args.amount}::int, 'reserved', ${args.endpoint}::text, ${args.requestId ?? null}::text,
+             ${args.idempotencyRef ?? null}::text
+      FROM debit
+      RETURNING id
+    ), entry AS (
+      INSERT INTO wallet_entries (account_id, kind, delta, amount, balance_after, reservation_id, request_id)
+      SELECT debit.id, 'reserve', ${-args.amount}::int, ${args.amount}::int, debit.balance_credits, hold.id, ${args.requestId ?? null}::text
+      FROM debit, hold
+      RETURNING id
+    )
+    SELECT debit.balance_credits FROM debit, entry`;
+  const row = rows[0];
+  if (!row) {
+    const balance = await getBalance(deps, args.accountId);
+    throw new CoreError(
+      "INSUFFICIENT_CREDITS",
+      `This call costs ${args.amount} credits; the wallet holds ${balance}.`,
+      {
+        required: args.amount,
+        balance,
+        suggestion: "Top up the wallet, then retry.",
       },
-    });
-    await tx.walletEntry.create({
-      data: {
-        accountId: args.accountId,
-        kind: "reserve",
-        delta: -args.amount,
-        amount: args.amount,
-        balanceAfter: row.balance_credits,
-        reservationId: id,
-        requestId: args.requestId ?? null,
-      },
-    });
-    return { id, amount: args.amount, balanceAfter: row.balance_credits };
-  });
+    );
+  }
+  return { id, amount: args.amount, balanceAfter: row.balance_credits };
 }
 
+const ENTRY_KIND = { captured: "capture", refunded: "refund", released: "release" } as const;
+
+/**
+ * Settles a hold once, in one statement: the conditional status update, the balance (credits given back
+ * unless captured), the ledger entry and, for a capture, the month's usage totals (addChargeTx's rule).
+ * Null when the hold was settled already: settling twice is a no-op, never a double charge or refund.
+ */
 async function settle(
   deps: CoreDeps,
   reservationId: string,
   to: "captured" | "refunded" | "released",
 ): Promise<{ amount: number; balance: number; accountId: string } | null> {
-  return deps.db.$transaction(async (tx) => {
-    const rows = await tx.$queryRaw<
-      { account_id: string; amount: number; request_id: string | null; endpoint: string; settled_at: Date }[]
-    >`
-      UPDATE reservations SET status = ${to}, settled_at = now()
-      WHERE id = ${reservationId} AND status = 'reserved'
-      RETURNING account_id::text, amount, request_id, endpoint, settled_at`;
-    const r = rows[0];
-    if (!r) return null; // already settled: settling twice is a no-op, never a double charge or refund
-    const giveBack = to === "captured" ? 0 : r.amount;
-    const bal = await tx.$queryRaw<{ balance_credits: number }[]>`
-      UPDATE accounts SET balance_credits = balance_credits + ${giveBack}
-      WHERE id = ${r.account_id}::uuid RETURNING balance_credits`;
-    const balance = bal[0]!.balance_credits;
-    await tx.walletEntry.create({
-      data: {
-        accountId: r.account_id,
-        kind: to === "captured" ? "capture" : to === "refunded" ? "refund" : "release",
-        delta: giveBack,
-        amount: r.amount,
-        balanceAfter: balance,
-        reservationId,
-        requestId: r.request_id,
-      },
-    });
-    if (to === "captured") {
-      await addChargeTx(tx, { accountId: r.account_id, endpoint: r.endpoint, credits: r.amount, at: r.settled_at });
-    }
-    return { amount: r.amount, balance, accountId: r.account_id };
-  });
+  const capturing = to === "captured";
+  const rows = await deps.db.$queryRaw<{ account_id: string; amount: number; balance_credits: number }[]>`
+    WITH hold AS (
+      UPDATE reservations SET status = ${to}::text, settled_at = now()
+      WHERE id = ${reservationId}::text AND status = 'reserved'
+      RETURNING account_id, amount, request_id, endpoint, settled_at
+    ), acct AS (
+      UPDATE accounts SET balance_credits = balance_credits + CASE WHEN ${capturing}::boolean THEN 0 ELSE hold.amount END
+      FROM hold WHERE accounts.id = hold.account_id
+      RETURNING accounts.id, accounts.balance_credits
+    ), entry AS (
+      INSERT INTO wallet_entries (account_id, kind, delta, amount, balance_after, reservation_id, request_id)
+      SELECT hold.account_id, ${ENTRY_KIND[to]}::text, CASE WHEN ${capturing}::boolean THEN 0 ELSE hold.amount END, hold.amount,
+             acct.balance_credits, ${reservationId}::text, hold.request_id
+      FROM hold JOIN acct ON acct.id = hold.account_id
+      RETURNING id
+    ), usage AS (
+      INSERT INTO usage_rollups (account_id, mode, period, endpoint, requests, credits_charged)
+      SELECT hold.account_id, 'live'::"KeyMode", to_char(hold.settled_at AT TIME ZONE 'UTC', 'YYYY-MM'), hold.endpoint, 0, hold.amount
+      FROM hold WHERE ${capturing}::boolean AND hold.amount > 0
+      ON CONFLICT (account_id, mode, period, endpoint) DO UPDATE
+      SET credits_charged = usage_rollups.credits_charged + EXCLUDED.credits_charged
+      RETURNING 1
+    )
+    SELECT hold.account_id::text, hold.amount, acct.balance_credits
+    FROM hold JOIN acct ON acct.id = hold.account_id, entry`;
+  const r = rows[0];
+  return r ? { amount: r.amount, balance: r.balance_credits, accountId: r.account_id } : null;
 }
 
 /** Charges a reservation on success. Returns the balance after, or null when it was settled already. */
