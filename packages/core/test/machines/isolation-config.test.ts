@@ -1,7 +1,7 @@
 // Machine isolation's configuration (docs/security.md): what an operator sets wrong is refused at
 // start with a message saying why, and what the rules and mounts are built from. No root needed.
 
-import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
@@ -52,6 +52,9 @@ describe("machine isolation configuration", () => {
     expect(order.every((l) => script.includes(l))).toBe(true);
     expect(script).toContain("mount -t tmpfs -o mode=0755,size=1m,nosuid,nodev cua-run /run");
     expect(script).toContain("hidepid=invisible");
+    // a hidden file (an operator's secrets file) reads as empty
+    writeFileSync(path.join(data, "secret.env"), "TOKEN=x\n");
+    expect(mountScript([path.join(data, "secret.env")], [])).toContain(`mount --bind /dev/null '${data}/secret.env'`);
     rmSync(data, { recursive: true, force: true });
   });
 

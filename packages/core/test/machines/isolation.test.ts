@@ -81,6 +81,7 @@ describe("machine isolation (real desktops, network and mount namespaces)", () =
   let pageSock: string;
   let api: net.Server;
   let base: string;
+  const secretFile = path.join(os.tmpdir(), `cua-iso-secret-${process.pid}.env`);
 
   beforeAll(async () => {
     root = await mkdtemp(path.join(os.tmpdir(), "cua-iso-"));
@@ -88,6 +89,8 @@ describe("machine isolation (real desktops, network and mount namespaces)", () =
     dataDir = await mkdtemp(path.join(os.tmpdir(), "cua-iso-data-"));
     await chmod(dataDir, 0o755);
     await writeFile(path.join(dataDir, "secrets.key"), "0123456789abcdef\n", { mode: 0o644 });
+    // an operator's secrets file elsewhere, listed in MACHINE_HIDDEN_PATHS
+    await writeFile(secretFile, "HOST_SECRET=fedcba\n", { mode: 0o644 });
     inet = await startTestInternet();
     pageSock = path.join(dataDir, "page.sock");
     page = http.createServer((_req, res) => {
@@ -102,7 +105,7 @@ describe("machine isolation (real desktops, network and mount namespaces)", () =
     provider = new LocalDesktopProvider({
       rootDir: root,
       displayRange: [FIRST_DISPLAY, 899],
-      hiddenPaths: [dataDir, REPO_ROOT],
+      hiddenPaths: [dataDir, REPO_ROOT, secretFile],
     });
     const id = process.pid.toString(16);
     [a, b] = await Promise.all([
@@ -119,6 +122,7 @@ describe("machine isolation (real desktops, network and mount namespaces)", () =
     await inet?.close();
     await rm(root, { recursive: true, force: true });
     await rm(dataDir, { recursive: true, force: true });
+    await rm(secretFile, { force: true });
   });
 
   it("machines run in their own network namespace, as their own user", async () => {
@@ -226,6 +230,8 @@ describe("machine isolation (real desktops, network and mount namespaces)", () =
     );
     expect(lift.output).not.toContain("0123456789abcdef");
     expect(lift.output).not.toContain(".s.PGSQL");
+    // a hidden file reads as empty
+    expect((await term(provider, a, `wc -c < ${secretFile}`)).output.trim()).toBe("0");
     // its own home works as before
     const own = await term(provider, a, "echo hi > ~/mine.txt && cat ~/mine.txt && pwd");
     expect(own.output.trim()).toBe(`hi\n${a.home_dir}`);

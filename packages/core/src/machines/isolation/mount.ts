@@ -14,7 +14,7 @@
 // private mount, as `unshare --mount=<file>` needs); processes enter it with nsenter (jail.ts). An IPC
 // namespace of the machine's own is kept beside it (<cuan-hex>.ipc).
 
-import { existsSync } from "node:fs";
+import { existsSync, statSync } from "node:fs";
 import { mkdir, readFile, unlink, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { isInside } from "../paths.ts";
@@ -121,9 +121,16 @@ export function mountScript(hidden: string[], keep: string[]): string {
   kept.forEach((k, i) => {
     lines.push(`mkdir -p /run/.keep/${i}`, `mount --bind ${shq(k)} /run/.keep/${i}`);
   });
-  for (const c of cover) lines.push(`mount -t tmpfs -o mode=0755,size=256k,nosuid,nodev cua-hidden ${shq(c)}`);
+  // a hidden directory gets an empty tmpfs, a hidden file /dev/null
+  const dirs = cover.filter((c) => statSync(c).isDirectory());
+  for (const c of cover)
+    lines.push(
+      dirs.includes(c)
+        ? `mount -t tmpfs -o mode=0755,size=256k,nosuid,nodev cua-hidden ${shq(c)}`
+        : `mount --bind /dev/null ${shq(c)}`,
+    );
   for (const k of kept) lines.push(`mkdir -p ${shq(k)}`);
-  for (const c of cover) lines.push(`mount -o remount,ro,nosuid,nodev ${shq(c)}`);
+  for (const c of dirs) lines.push(`mount -o remount,ro,nosuid,nodev ${shq(c)}`);
   kept.forEach((k, i) => {
     lines.push(`mount --move /run/.keep/${i} ${shq(k)}`);
   });
