@@ -5,18 +5,20 @@
 import { createTestDatabase, type TestDatabase } from "@cua/db/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { call, envelope, startTestServer, type TestServer } from "./helpers.ts";
-import { sleep, testMachine, waitFor } from "./runs-helpers.ts";
+import { liveMockMachine, sleep, testMachine, waitFor } from "./runs-helpers.ts";
 
 let db: TestDatabase;
 let s: TestServer;
 let acct: Awaited<ReturnType<TestServer["account"]>>;
 let machine: string;
 let offsetMs = 0;
+// machine metering stays out of the wallets these tests read (the clock jumps)
+const ENV = { MACHINE_PROVIDER: "none", MACHINE_METER_INTERVAL_MS: "3600000" };
 const serviceNow = () => new Date(Date.now() + offsetMs);
 
 beforeAll(async () => {
   db = await createTestDatabase();
-  s = await startTestServer({ MACHINE_PROVIDER: "none" }, db);
+  s = await startTestServer(ENV, db);
   s.app.deps.clock.now = serviceNow;
   acct = await s.account({ tier: "enterprise", credits: 1000 });
   machine = await testMachine(s, acct.test_key);
@@ -161,12 +163,60 @@ describe("timers (durable sleep until next_run_at, driven by the service clock)"
   });
 });
 
+describe("credits (SPEC Schedules and triggers: 10/min, 20 minimum, 6 h cap; 20-credit gate on fires)", () => {
+  it("a live managed run is metered; a timer fire below the gate pauses the schedule with insufficient_credits", async () => {
+    const a = await s.account({ credits: 30 });
+    const m = await liveMockMachine(s, a.account_id);
+    const balance = async () =>
+      (await s.app.deps.db.account.findUniqueOrThrow({ where: { id: a.account_id } })).balanceCredits;
+    const created = await call(s.url, "POST", "/v1/schedules", {
+      key: a.live_key,
+      body: { name: "live", machine_id: m, task_prompt: "press ctrl+s", frequency: "every_15_minutes" },
+    });
+    expect(created.status).toBe(201);
+    const id = created.body.id as string;
+    const now = await call(s.url, "POST", `/v1/schedules/${id}/run`, { key: a.live_key });
+    expect(now.status).toBe(201);
+    const h = await waitFor(
+      "live run settled",
+      async () => (await call(s.url, "GET", `/v1/schedules/${id}/runs`, { key: a.live_key })).body.data[0],
+      (x) => x && !["queued", "running"].includes(x.status),
+      60_000,
+    );
+    expect(["completed", "failed"]).toContain(h.status);
+    // the execution costs the meter (20-credit minimum for a short run), whatever its steps already paid
+    expect(h.credits_charged).toBe(20);
+    expect(await balance()).toBe(10);
+    const ledger = await s.app.deps.db.walletEntry.findMany({ where: { accountId: a.account_id } });
+    expect(ledger.reduce((t, e) => t + e.delta, 0)).toBe(10);
+    // the next timer fire finds 10 credits: no run, the schedule pauses (SPEC States: insufficient credits)
+    const sc = (await call(s.url, "GET", `/v1/schedules/${id}`, { key: a.live_key })).body;
+    offsetMs += Date.parse(sc.next_run_at) - serviceNow().getTime() + 1000;
+    const fired = await waitFor(
+      "gated fire",
+      async () => (await call(s.url, "GET", `/v1/schedules/${id}/runs?trigger=cron`, { key: a.live_key })).body.data,
+      (d) => d.length > 0 && d[0].status !== "queued",
+    );
+    expect(fired[0]).toMatchObject({ status: "insufficient_credits", run_id: null, credits_charged: 0 });
+    expect(fired[0].error.code).toBe("INSUFFICIENT_CREDITS");
+    const paused = (await call(s.url, "GET", `/v1/schedules/${id}`, { key: a.live_key })).body;
+    expect(paused).toMatchObject({ status: "paused", paused_reason: "insufficient_credits", next_run_at: null });
+    // run now answers the gate itself
+    const e = envelope(
+      await call(s.url, "POST", `/v1/schedules/${id}/run`, { key: a.live_key }),
+      402,
+      "INSUFFICIENT_CREDITS",
+    );
+    expect(e).toMatchObject({ required: 20, balance: 10 });
+  }, 90_000);
+});
+
 describe("restart (issue 14: a fire due while the service was down fires once on start)", () => {
   it("missed slots collapse into one fire, recorded, after the next start", async () => {
     const sc = await create({ frequency: "every_15_minutes" });
     await s.stop(); // db is ours: it survives
     offsetMs += 61 * 60_000; // four slots pass while no service runs
-    s = await startTestServer({ MACHINE_PROVIDER: "none" }, db);
+    s = await startTestServer(ENV, db);
     s.app.deps.clock.now = serviceNow;
     const h = await waitFor(
       "fire after restart",

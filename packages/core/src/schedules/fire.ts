@@ -11,6 +11,7 @@
 import type { Schedule, ScheduleRun } from "@cua/db/generated";
 import { isCoreError } from "../errors.ts";
 import type { Principal } from "../keys/authenticate-key.ts";
+import { SCHEDULE_PRICING } from "../pricing/pricing.ts";
 import { createRun } from "../runs/create-run.ts";
 import type { RunsDeps } from "../runs/ports.ts";
 import { isTerminal } from "../runs/run-record.ts";
@@ -24,9 +25,9 @@ import { arm, SCHEDULE_WALLET_GATE } from "./schedules.ts";
 export type FireDeps = RunsDeps & { schedules?: SchedulesPort };
 
 /** SPEC "Schedules and triggers": execution meter (GET /v1/models pricing.schedules reads the same values). */
-export const SCHEDULE_CREDITS_PER_MINUTE = 10;
-export const SCHEDULE_START_MINIMUM = 20;
-export const SCHEDULE_CAP_HOURS = 6;
+export const SCHEDULE_CREDITS_PER_MINUTE = SCHEDULE_PRICING.credits_per_minute;
+export const SCHEDULE_START_MINIMUM = SCHEDULE_PRICING.start_minimum_credits;
+export const SCHEDULE_CAP_HOURS = SCHEDULE_PRICING.cap_hours;
 /** SPEC "Limits": history retained per schedule; chain depth */
 export const HISTORY_RETAINED = 100;
 export const MAX_CHAIN_DEPTH = 5;
@@ -242,7 +243,10 @@ export async function settleRun(deps: FireDeps, runId: string): Promise<{ settle
   const status = HISTORY_OF_RUN[run.status] ?? "failed";
   const error = (run.error as { code?: string; message?: string } | null) ?? null;
   const billable = s.mode === "live" && s.llmProvider === "managed" && status !== "cancelled";
-  const due = billable ? meterCredits(seconds) : 0;
+  // The execution costs the meter's amount. The run's own steps were billed as they ran (the runs' step
+  // billing knows nothing of schedules); they count toward it, and only the rest is charged here.
+  const stepCredits = run.creditsCharged;
+  const due = billable ? Math.max(0, meterCredits(seconds) - stepCredits) : 0;
   const settled = await deps.db.$transaction(async (tx) => {
     const claimed = await tx.scheduleRun.updateMany({
       where: { id: entry.id, settledAt: null },
@@ -250,6 +254,7 @@ export async function settleRun(deps: FireDeps, runId: string): Promise<{ settle
         status,
         settledAt: now,
         durationSeconds: seconds,
+        creditsCharged: stepCredits,
         error: error ? { code: error.code ?? "RUN_FAILED", message: error.message ?? "" } : undefined,
       },
     });
@@ -278,7 +283,7 @@ export async function settleRun(deps: FireDeps, runId: string): Promise<{ settle
           credits: charged,
           at: now,
         });
-        await tx.scheduleRun.update({ where: { id: entry.id }, data: { creditsCharged: charged } });
+        await tx.scheduleRun.update({ where: { id: entry.id }, data: { creditsCharged: stepCredits + charged } });
       }
     }
     return true;

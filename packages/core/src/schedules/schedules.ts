@@ -10,6 +10,7 @@ import { loadMachine } from "../machines-service/record.ts";
 import { type ListBody, listBody, parseListLimit } from "../operations/list.ts";
 import { type LlmChoiceInput, withModelChoice } from "../predict/model-choice.ts";
 import { type LlmRequest, readLlmIntent } from "../predict/resolve-engine.ts";
+import { SCHEDULE_PRICING } from "../pricing/pricing.ts";
 import { getBalance } from "../wallet/wallet.ts";
 import type { SchedulesPort } from "./ports.ts";
 import {
@@ -37,7 +38,7 @@ import {
 export const TIER_SCHEDULE_SLOTS = { free: 3, starter: 5, professional: 10, enterprise: 50 } as const;
 export const TEST_SCHEDULE_SLOTS = 10;
 /** SPEC "Limits": wallet gate for managed schedule create, run-now and webhook fire */
-export const SCHEDULE_WALLET_GATE = 20;
+export const SCHEDULE_WALLET_GATE = SCHEDULE_PRICING.wallet_gate_credits;
 
 export type SchedulesDeps = CoreDeps & { schedules?: SchedulesPort };
 

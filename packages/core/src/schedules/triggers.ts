@@ -8,6 +8,7 @@ import type { CoreDeps } from "../deps.ts";
 import { CoreError, validationError } from "../errors.ts";
 import { hex } from "../ids.ts";
 import type { Principal } from "../keys/authenticate-key.ts";
+import { SCHEDULE_PRICING } from "../pricing/pricing.ts";
 import { newWebhookSecret, openRunSecret, sealRunSecret } from "../runs/run-secrets.ts";
 import { type FireDeps, fireNow, MAX_CHAIN_DEPTH } from "./fire.ts";
 import {
@@ -23,8 +24,8 @@ import {
 import { loadSchedule, walletGate } from "./schedules.ts";
 
 /** SPEC "Limits": webhook replay window 5 minutes, dedup 60 seconds, body 1,000,000 bytes */
-export const WEBHOOK_REPLAY_WINDOW_SECONDS = 300;
-export const WEBHOOK_DEDUP_WINDOW_SECONDS = 60;
+export const WEBHOOK_REPLAY_WINDOW_SECONDS = SCHEDULE_PRICING.webhook_replay_window_seconds;
+export const WEBHOOK_DEDUP_WINDOW_SECONDS = SCHEDULE_PRICING.webhook_dedup_window_seconds;
 export const WEBHOOK_MAX_BODY_BYTES = 1_000_000;
 const TASK_PAYLOAD_MAX = 8_000;
 
