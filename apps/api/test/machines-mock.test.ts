@@ -543,7 +543,8 @@ describe("lifecycle and states", () => {
       body: { parameters: { path: "keep.txt", content: "v2" } },
     });
     const list = await call(s.url, "GET", `/v1/machines/${id}/snapshots`, { key: acct.test_key });
-    expect(list.body.snapshots[0].snapshot_id).toBe(snap.body.snapshot_id);
+    expect(list.body).toMatchObject({ object: "list", has_more: false, next_cursor: null });
+    expect(list.body.data[0].snapshot_id).toBe(snap.body.snapshot_id);
     const restore = await call(s.url, "POST", `/v1/machines/${id}/restore`, {
       key: acct.test_key,
       body: { snapshot_id: snap.body.snapshot_id },

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { defineOperation } from "../operations/define.ts";
+import { limitQuery, listOf } from "../operations/list.ts";
 import { ID_ERRORS, RUNNING_ERRORS } from "./op-errors.ts";
 import { MachineIdParam, RestoreBody, SnapshotBody, SnapshotRecord } from "./schemas.ts";
 import { listSnapshots, restoreMachine, snapshotMachine } from "./snapshot-machine.ts";
@@ -41,12 +42,15 @@ export const listSnapshotsOp = defineOperation({
   method: "GET",
   path: "/machines/{id}/snapshots",
   scope: "machines:read",
-  input: MachineIdParam,
-  output: z.object({ snapshots: z.array(SnapshotRecord) }),
-  errors: ID_ERRORS,
-  docs: { tags: ["Machines"], summary: "List a machine's snapshots", description: "Newest first." },
+  input: MachineIdParam.extend({
+    limit: limitQuery(),
+    cursor: z.string().max(512).optional().describe("next_cursor of the previous page"),
+  }),
+  output: listOf(SnapshotRecord, "the machine's snapshots, newest first"),
+  errors: [...ID_ERRORS, "INVALID_LIMIT", "INVALID_CURSOR"],
+  docs: { tags: ["Machines"], summary: "List a machine's snapshots", description: "Newest first; the list shape." },
   console: "shared",
-  handler: (ctx, input) => listSnapshots(ctx.deps, ctx.caller, input.id),
+  handler: (ctx, input) => listSnapshots(ctx.deps, ctx.caller, input.id, input),
 });
 
 export const restoreMachineOp = defineOperation({

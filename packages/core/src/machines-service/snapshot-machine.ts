@@ -3,8 +3,10 @@
 // with a snapshot's content (the machine keeps its status); GET /v1/machines/{id}/snapshots lists them.
 // Provisioning with restore_from_snapshot starts a new machine from one. External machines: 400
 // UNSUPPORTED_MACHINE_KIND.
+
 import type { MachineSnapshot } from "@cua/db/generated";
 import { CoreError } from "../errors.ts";
+import { afterListCursor, encodeListCursor, type ListBody, listBody, parseListLimit } from "../operations/list.ts";
 import { capture, release, reserve } from "../wallet/wallet.ts";
 import { bindManaged } from "./machine-access.ts";
 import { asJson, withMachineOp } from "./machine-ops.ts";
@@ -89,18 +91,28 @@ export async function snapshotMachine(
   }
 }
 
+/** A machine's snapshots, newest first, in the list shape (DECISIONS.md "Compatibility amendments"). */
 export async function listSnapshots(
   deps: MachinesDeps,
   principal: MachinePrincipal,
   id: string,
-): Promise<{ snapshots: SnapshotRecord[] }> {
+  q: { limit?: string | number | undefined; cursor?: string | undefined } = {},
+): Promise<ListBody<SnapshotRecord>> {
+  const limit = parseListLimit(q.limit);
+  const where = afterListCursor(q.cursor); // 400 INVALID_CURSOR before the machine is looked up
   const m = await loadMachine(deps, principal, id);
   const rows = await deps.db.machineSnapshot.findMany({
-    where: { machineId: m.id, accountId: principal.accountId, mode: principal.mode },
-    orderBy: { createdAt: "desc" },
-    take: 200,
+    where: { machineId: m.id, accountId: principal.accountId, mode: principal.mode, ...where },
+    orderBy: [{ createdAt: "desc" }, { id: "desc" }],
+    take: limit + 1,
   });
-  return { snapshots: rows.map(toSnapshotRecord) };
+  const page = rows.slice(0, limit);
+  const hasMore = rows.length > limit;
+  const last = page.at(-1);
+  return listBody(page.map(toSnapshotRecord), {
+    has_more: hasMore,
+    next_cursor: hasMore && last ? encodeListCursor(last.createdAt, last.id) : null,
+  });
 }
 
 export async function restoreMachine(

@@ -109,3 +109,25 @@ export function statusQuery(valid: readonly string[], describe: string) {
     })
     .describe(describe);
 }
+
+/** An opaque cursor for lists ordered by (created_at desc, id desc). */
+export function encodeListCursor(createdAt: Date, id: string): string {
+  return Buffer.from(JSON.stringify([createdAt.toISOString(), id])).toString("base64url");
+}
+
+/** The position a cursor names; 400 INVALID_CURSOR for anything this service did not hand out. */
+export function decodeListCursor(raw: string): { createdAt: Date; id: string } {
+  try {
+    const [t, id] = JSON.parse(Buffer.from(raw, "base64url").toString("utf8")) as [string, string];
+    const createdAt = new Date(t);
+    if (typeof id === "string" && !Number.isNaN(createdAt.getTime())) return { createdAt, id };
+  } catch {}
+  throw new CoreError("INVALID_CURSOR", "The cursor is not one this endpoint returned.");
+}
+
+/** The Prisma condition "after this cursor" for (created_at desc, id desc). */
+export function afterListCursor(raw: string | undefined) {
+  if (!raw) return {};
+  const c = decodeListCursor(raw);
+  return { OR: [{ createdAt: { lt: c.createdAt } }, { createdAt: c.createdAt, id: { lt: c.id } }] };
+}

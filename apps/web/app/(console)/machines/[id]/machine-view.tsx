@@ -273,8 +273,8 @@ export function MachineView({ id }: { id: string }) {
             <dd>{m.expires_at ? dateTime(m.expires_at) : "never"}</dd>
             <dt className="text-slate-500">Snapshots</dt>
             <dd>
-              {snapshots.data?.snapshots.length
-                ? snapshots.data.snapshots.map((x) => `${x.name} (${dateTime(x.created_at)})`).join(", ")
+              {snapshots.data?.data.length
+                ? snapshots.data.data.map((x) => `${x.name} (${dateTime(x.created_at)})`).join(", ")
                 : "none"}
             </dd>
           </dl>
