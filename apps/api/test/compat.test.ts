@@ -198,6 +198,26 @@ describe("runs", () => {
   });
 });
 
+describe("machines", () => {
+  it("create validates the commercial sizing fields and metadata (at most 16 keys)", async () => {
+    const post = (body: Record<string, unknown>) => call(s.url, "POST", "/v1/machines", { key: acct.test_key, body });
+    for (const bad of [
+      { cpu_cores: 0 },
+      { cpu_cores: 17 },
+      { memory_gb: 65 },
+      { storage_gb: 7 },
+      { storage_gb: 501 },
+      { provider: "aws" },
+      { metadata: Object.fromEntries(Array.from({ length: 17 }, (_, i) => [`k${i}`, i])) },
+    ])
+      envelope(await post(bad), 422, "VALIDATION_ERROR");
+    const ok = await post({ cpu_cores: 4, memory_gb: 8, storage_gb: 40 });
+    expect(ok.status).toBe(201);
+    expect(ok.body.resources).toEqual({ cpu_cores: 4, memory_gb: 8, storage_gb: 40, shared_host: false });
+    await call(s.url, "DELETE", `/v1/machines/${ok.body.machine.id}`, { key: acct.test_key });
+  });
+});
+
 describe("GET /v1/billing/active", () => {
   it("lists the live machines that accrue credits now, with their rate; a test key meters nothing", async () => {
     const t = await call(s.url, "GET", "/v1/billing/active", { key: acct.test_key });

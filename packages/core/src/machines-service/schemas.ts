@@ -11,8 +11,10 @@ export const MachineIdParam = z.object({
 
 const Metadata = z
   .record(z.string().max(64), z.union([z.string().max(500), z.number(), z.boolean(), z.null()]))
-  .refine((m) => Object.keys(m).length <= 50, { message: "at most 50 keys" })
-  .describe("free-form metadata: up to 50 keys of strings (up to 500 chars), numbers, booleans or null");
+  .refine((m) => Object.keys(m).length <= 16, { message: "at most 16 keys" })
+  .describe(
+    "free-form metadata: up to 16 keys (DECISIONS.md Compatibility amendments) of strings (up to 500 chars), numbers, booleans or null",
+  );
 
 export const TtlMinutes = z
   .number()
