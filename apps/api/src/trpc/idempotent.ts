@@ -52,7 +52,7 @@ export async function idempotent<T>(
     if (ERROR_CODES[ce.code].sameKey || status === 400 || status === 422 || status >= 500) {
       // Input that was never accepted, transient failures and unknown outcomes are not stored:
       // a retry with the same key executes. (Settled outcomes such as 402/403/404/409 are replayed.)
-      await abandonIdempotent(ctx.deps, begun.recordId).catch(() => {});
+      await abandonIdempotent(ctx.deps, begun.recordId).catch(() => abandonLater(ctx, begun.recordId));
     } else {
       const r = renderError(ce, ctx.requestId, baseUrlOf(ctx));
       await completeIdempotent(ctx.deps, begun.recordId, { status: r.status, body: r.body, headers: r.headers }).catch(
@@ -77,4 +77,17 @@ export async function idempotent<T>(
     }
   }
   return result;
+}
+
+/**
+ * The database refused to forget a failed call's record (it is why the call failed): keep trying in the
+ * background, so that same-key retries execute once it is back instead of answering 409
+ * IDEMPOTENCY_IN_FLIGHT for the whole pending window.
+ */
+function abandonLater(ctx: Ctx, recordId: string, attempt = 1): void {
+  if (attempt > 150) return; // 5 minutes; the pending window lets the record be taken over after that
+  const t = setTimeout(() => {
+    abandonIdempotent(ctx.deps, recordId).catch(() => abandonLater(ctx, recordId, attempt + 1));
+  }, 2000);
+  t.unref();
 }
