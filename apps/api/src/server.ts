@@ -65,8 +65,9 @@ function withRequestId(req: FastifyRequest, reply: FastifyReply, payload: unknow
   if (typeof payload !== "string" || payload.charCodeAt(0) !== 123 /* { */) return payload;
   const type = reply.getHeader("content-type");
   if (typeof type !== "string" || !type.startsWith("application/json")) return payload;
-  // a top-level request_id is the first key (set here) or one a use case placed (checked by a parse only
-  // when the text names it somewhere)
+  // a top-level request_id is first (a use case's own) or last (the /v1 output schema adds it at the end):
+  // those two places are checked without a parse; elsewhere in the text a parse decides
+  if (payload.startsWith('{"request_id":') || payload.slice(-64).includes('"request_id":')) return payload;
   if (payload.includes('"request_id"')) {
     try {
       if (Object.hasOwn(JSON.parse(payload), "request_id")) return payload;

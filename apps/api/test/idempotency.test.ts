@@ -102,7 +102,14 @@ describe("GET /v1/idempotency/{key}", () => {
     const a = await post("lookup-1", { name: "lk" });
     const r = await call(s.url, "GET", "/v1/idempotency/lookup-1", { key: acct.live_key });
     expect(r.status).toBe(200);
-    expect(r.body).toEqual({ status: "completed", original_status: 201, result: a.body });
+    // the lookup's own request_id (DECISIONS.md "Compatibility amendments"); `result` keeps the original's
+    expect(r.body).toEqual({
+      request_id: r.headers.get("x-service-request-id"),
+      status: "completed",
+      original_status: 201,
+      result: a.body,
+    });
+    expect(r.body.result.request_id).toBe(a.headers.get("x-service-request-id"));
   });
 
   it("reports processing while the first request runs", async () => {
@@ -121,7 +128,7 @@ describe("GET /v1/idempotency/{key}", () => {
       },
     });
     const r = await call(s.url, "GET", "/v1/idempotency/pending-1", { key: acct.live_key });
-    expect(r.body).toEqual({ status: "processing" });
+    expect(r.body).toEqual({ request_id: r.headers.get("x-service-request-id"), status: "processing" });
   });
 
   it("is 404 for an unknown key and for another API key's key", async () => {

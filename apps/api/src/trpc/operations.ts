@@ -63,6 +63,18 @@ export async function runOperation(
   const call = async () => {
     const out = await op.handler!(octx, input);
     ctx.res.status ??= op.successStatus;
+    // DECISIONS.md "Compatibility amendments": a /v1 JSON body carries request_id. Put here, the stored
+    // idempotent answer keeps the original one, so a replay answers it; the onSend hook in server.ts adds it
+    // to bodies that still lack it (the output schema may not name it).
+    if (
+      !console &&
+      ctx.transport === "rest" &&
+      out &&
+      typeof out === "object" &&
+      !Array.isArray(out) &&
+      !("request_id" in out)
+    )
+      return { request_id: ctx.requestId, ...(out as Record<string, unknown>) };
     return out;
   };
   const p = ctx.principal;
@@ -96,9 +108,16 @@ export function v1Meta(op: AnyOperation): Meta {
   return meta;
 }
 
+/** The /v1 output: the definition's, plus the request_id every JSON success body carries (a replay keeps its own). */
+function v1Output(schema: z.ZodType): z.ZodType {
+  if (schema instanceof z.ZodObject && !("request_id" in schema.shape))
+    return schema.safeExtend({ request_id: z.string().describe("the same value as X-Service-Request-Id").optional() });
+  return schema;
+}
+
 function v1Procedure(op: AnyOperation) {
   const base = op.auth === "public" ? publicProcedure : apiProcedure;
-  const p = base.meta(v1Meta(op)).input(op.input).output(op.output);
+  const p = base.meta(v1Meta(op)).input(op.input).output(v1Output(op.output));
   const resolve = ({ ctx, input }: { ctx: Ctx; input: unknown }) =>
     runOperation(op, ctx, ctx.principal ? apiKeyCaller(ctx.principal) : null, input);
   return op.method === "GET" ? p.query(resolve) : p.mutation(resolve);
