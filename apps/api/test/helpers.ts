@@ -151,7 +151,9 @@ export function spawnService(env: Record<string, string>): {
   url: () => Promise<string>;
 } {
   let out = "";
-  const child = spawn(path.join(REPO_ROOT, "node_modules/.bin/tsx"), [path.join(REPO_ROOT, "apps/api/src/main.ts")], {
+  // node --import tsx (as scripts/start.mjs runs it), not the tsx CLI: the CLI relays signals and SIGKILLs the
+  // API when it has not exited ~60 ms after a SIGTERM, which cuts the graceful shutdown the tests observe.
+  const child = spawn(process.execPath, ["--import", "tsx", path.join(REPO_ROOT, "apps/api/src/main.ts")], {
     cwd: REPO_ROOT,
     env: { ...process.env, PORT: "0", LOG_LEVEL: "warn", ...env },
     stdio: ["ignore", "pipe", "pipe"],
