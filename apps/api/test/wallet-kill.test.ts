@@ -94,8 +94,7 @@ it("kill -9 with 8 holds in flight; the next start's sweeper releases them and t
     30_000,
   );
 
-  // kill -9 of the server process itself (and its launcher): no shutdown hook runs
-  const server = [a.child.pid!]; // spawnService runs the server itself (node --import tsx, no launcher)
+  // kill -9 of the server process itself (spawnService runs it as node --import tsx): no shutdown hook runs
   a.child.kill("SIGKILL");
   const answers = await Promise.all(inFlight);
   expect(answers.every((r) => r instanceof Error)).toBe(true); // the connections died unanswered
