@@ -230,6 +230,12 @@ describe("machine isolation (real desktops, network and mount namespaces)", () =
     );
     expect(lift.output).not.toContain("0123456789abcdef");
     expect(lift.output).not.toContain(".s.PGSQL");
+    // the other machines' users (their comments carry machine ids) are not in its /etc/passwd
+    expect(execFileSync("getent", ["passwd", String(b.user)]).toString()).toContain("cua machine");
+    const accounts = await term(provider, a, `grep -c 'cua machine' /etc/passwd; id ${b.user} 2>&1; whoami`);
+    const [count, otherUser, self] = accounts.output.trim().split("\n");
+    expect([count, self]).toEqual(["1", String(a.user)]);
+    expect(otherUser).toMatch(/no such user/);
     // a hidden file reads as empty
     expect((await term(provider, a, `wc -c < ${secretFile}`)).output.trim()).toBe("0");
     // its own home works as before

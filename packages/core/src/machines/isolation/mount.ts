@@ -15,7 +15,7 @@
 // namespace of the machine's own is kept beside it (<cuan-hex>.ipc).
 
 import { existsSync, statSync } from "node:fs";
-import { mkdir, readFile, unlink, writeFile } from "node:fs/promises";
+import { mkdir, readdir, readFile, unlink, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { isInside } from "../paths.ts";
 import { run } from "../process-utils.ts";
@@ -108,12 +108,37 @@ export function ipcnsPathOf(userName: string): string {
   return `${mntnsPathOf(userName)}.ipc`;
 }
 
+const ETC_DIR = path.join(ISOLATION_RUN_DIR, "etc");
+
+/**
+ * /etc/passwd and /etc/group as a machine sees them: without the other machines' users (whose comment
+ * `cua machine <id>`, written by the provider, would tell their machine ids and how many there are).
+ */
+export function accountsFor(passwd: string, group: string, own: string): { passwd: string; group: string } {
+  const others = new Set<string>();
+  const pw = passwd.split("\n").filter((l) => {
+    const [name, , , , gecos] = l.split(":");
+    if (name && name !== own && (gecos ?? "").startsWith("cua machine ")) {
+      others.add(name);
+      return false;
+    }
+    return true;
+  });
+  const gr = group.split("\n").filter((l) => !others.has(l.split(":")[0] ?? ""));
+  return { passwd: pw.join("\n"), group: gr.join("\n") };
+}
+
 /** The shell script run inside the new mount namespace (exported for tests of its shape). */
-export function mountScript(hidden: string[], keep: string[]): string {
+export function mountScript(hidden: string[], keep: string[], files: [source: string, target: string][] = []): string {
   const cover = coverSet(hidden);
   const kept = keep.map((k) => path.resolve(k)).filter((k) => cover.some((c) => isInside(c, k)));
   const lines = [
     "set -e",
+    // files replaced by the machine's own version (read-only; their sources are under /run, bound before /run goes)
+    ...files.flatMap(([src, target]) => [
+      `mount --bind ${shq(src)} ${shq(target)}`,
+      `mount -o remount,bind,ro ${shq(target)}`,
+    ]),
     // detach the host's mounts under /run (deepest first), then a fresh /run
     `for m in $(awk '$5 ~ "^/run(/|$)" {print $5}' /proc/self/mountinfo | sort -r); do umount -l "$m" 2>/dev/null || true; done`,
     "mount -t tmpfs -o mode=0755,size=1m,nosuid,nodev cua-run /run",
@@ -152,9 +177,30 @@ export async function setupMountNs(userName: string, hidden: string[], keep: str
   await teardownMountNs(userName);
   await writeFile(file, "", { mode: 0o600 });
   await writeFile(ipc, "", { mode: 0o600 });
+  await mkdir(ETC_DIR, { recursive: true, mode: 0o700 });
+  const accounts = accountsFor(
+    await readFile("/etc/passwd", "utf8"),
+    await readFile("/etc/group", "utf8").catch(() => ""),
+    userName,
+  );
+  const files: [string, string][] = [];
+  for (const [name, content] of Object.entries(accounts)) {
+    const src = path.join(ETC_DIR, `${path.basename(file)}.${name}`);
+    await writeFile(src, content, { mode: 0o644 });
+    files.push([src, `/etc/${name}`]);
+  }
   const r = await run(
     "unshare",
-    [`--mount=${file}`, `--ipc=${ipc}`, "--propagation", "private", "--", "/bin/sh", "-c", mountScript(hidden, keep)],
+    [
+      `--mount=${file}`,
+      `--ipc=${ipc}`,
+      "--propagation",
+      "private",
+      "--",
+      "/bin/sh",
+      "-c",
+      mountScript(hidden, keep, files),
+    ],
     { timeoutMs: 20_000 },
   );
   if (r.code !== 0) {
@@ -169,6 +215,8 @@ export async function teardownMountNs(userName: string): Promise<void> {
     if (await isMountPoint(file)) await run("umount", [file], { timeoutMs: 15_000 });
     if (existsSync(file) && !(await isMountPoint(file))) await unlink(file).catch(() => {});
   }
+  for (const name of ["passwd", "group"])
+    await unlink(path.join(ETC_DIR, `${path.basename(mntnsPathOf(userName))}.${name}`)).catch(() => {});
 }
 
 /** Removes kept mount namespaces of users that no longer exist (hex of live users as in sweepNetworks). */
@@ -178,6 +226,10 @@ export async function sweepMountNs(liveHex: Set<string>): Promise<void> {
   for (const l of info.split("\n")) {
     const mp = l.split(" ")[4];
     if (mp && path.dirname(mp) === MNT_DIR) files.add(mp);
+  }
+  for (const f of await readdir(ETC_DIR).catch(() => [] as string[])) {
+    const hex = f.replace(/^cuan-/, "").replace(/\.(passwd|group)$/, "");
+    if (!liveHex.has(hex)) await unlink(path.join(ETC_DIR, f)).catch(() => {});
   }
   for (const f of files) {
     const hex = path
