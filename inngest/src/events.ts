@@ -6,8 +6,8 @@
 // to validate). The SDK validates every event a function receives against the same schema.
 //
 // Events carry ids only: a function loads what it needs through core (one core call per step), so an
-// event never holds a stale copy of a record. Planned events (workflows, schedules, chain triggers)
-// are listed in docs/executor.md and are added here together with the functions that receive them.
+// event never holds a stale copy of a record. Events are added here together with the functions that
+// receive them (docs/executor.md lists them).
 // To add one: an `eventType(name, { schema })` below and its entry in `appEvents`; a function triggers
 // on the object, and senders use its create().
 import { eventType } from "inngest";
@@ -37,8 +37,29 @@ export const scheduleArmed = eventType("schedule/armed", {
   schema: z.object({ schedule_id: id, generation: z.number().int().min(0) }),
 });
 
+// --- workflow runs (docs/workflows.md "Execution") ------------------------------------------------------
+
+/** A workflow run was created (status queued): drive it to a terminal state. */
+export const workflowStarted = eventType("workflow/started", { schema: z.object({ workflow_run_id: id }) });
+/** POST /v1/workflows/runs/{id}/resume answered the pending human_approval (the decision is in the database). */
+export const workflowResumed = eventType("workflow/resumed", {
+  schema: z.object({ workflow_run_id: id, resume_count: z.number().int().min(1) }),
+});
+/** POST /v1/workflows/runs/{id}/cancel: stops the workflow function (cancelOn, matched by workflow_run_id). */
+export const workflowCancelled = eventType("workflow/cancelled", { schema: z.object({ workflow_run_id: id }) });
+
 /** The catalogue: every event the app sends or receives. */
-export const appEvents = { runStarted, runResumed, runCancelled, runFinished, runCallback, scheduleArmed } as const;
+export const appEvents = {
+  runStarted,
+  runResumed,
+  runCancelled,
+  runFinished,
+  runCallback,
+  scheduleArmed,
+  workflowStarted,
+  workflowResumed,
+  workflowCancelled,
+} as const;
 
 export type AppEventType = (typeof appEvents)[keyof typeof appEvents];
 export type AppEventName = AppEventType["name"];

@@ -8,6 +8,7 @@ import type { RunEventHub } from "@cua/core/runs/event-hub";
 import type { RunJobs, RunsConfig } from "@cua/core/runs/ports";
 import type { SchedulesPort } from "@cua/core/schedules/ports";
 import type { UsageRecorder } from "@cua/core/usage/usage";
+import type { WorkflowsPort } from "@cua/core/workflows/ports";
 import type { Env } from "./env.ts";
 import type { DurableRuntime } from "./http/inngest-serve.ts";
 import type { RateLimiter } from "./http/rate-limit.ts";
@@ -32,6 +33,8 @@ export interface AppDeps extends CoreDeps {
   runEvents: RunEventHub;
   /** schedule timers as events to the durable executor; webhook_url's base (docs/schedules.md) */
   schedules: SchedulesPort;
+  /** workflow runs as events to the durable executor (docs/workflows.md) */
+  workflows: WorkflowsPort;
   /** the embedded executor or the /api/inngest serve route (started by createApp) */
   durable?: DurableRuntime;
 }

@@ -13,6 +13,7 @@ import { UsageRecorder } from "@cua/core/usage/usage";
 import { startHoldSweeper } from "@cua/core/wallet/holds";
 import { type DbHandle, openDb } from "@cua/db/client";
 import { InngestScheduleJobs } from "@cua/inngest/schedule-jobs";
+import { InngestWorkflowJobs } from "@cua/inngest/workflow-jobs";
 import type { FastifyInstance } from "fastify";
 import { type AppDeps, SERVICE_VERSION } from "./app-deps.ts";
 import { createEnginePort } from "./engines.ts";
@@ -23,6 +24,7 @@ import { machinesRuntimeFromEnv, registerMachinePlainRoutes } from "./http/machi
 import { MemoryStore, PostgresStore, RateLimiter, type RateLimitStore, RedisStore } from "./http/rate-limit.ts";
 import { registerRunEvents } from "./http/runs-events.ts";
 import { registerWebhookRoute } from "./http/webhook-route.ts";
+import { registerWorkflowEvents } from "./http/workflow-events.ts";
 import { registerMcp } from "./mcp/http.ts";
 import { buildServer } from "./server.ts";
 
@@ -72,6 +74,7 @@ export async function createApp(env: Env): Promise<App> {
   if (env.MANAGED_ENGINE && env.MANAGED_ENGINE !== "local") engines.managed(); // configuration errors stop the start
   const store = await limiterStore(env, h);
   const core: CoreDeps = { db: h.db, clock: { now: () => new Date() }, kek, logger: consoleLogger(env) };
+  const runJobs = new InngestRunJobs();
   const deps: AppDeps = {
     ...core,
     env,
@@ -83,7 +86,7 @@ export async function createApp(env: Env): Promise<App> {
     dbKind: h.kind,
     version: SERVICE_VERSION,
     machines: machinesRuntimeFromEnv(env),
-    runJobs: new InngestRunJobs(),
+    runJobs,
     runsConfig: {
       allowInsecureCallbacks: env.ALLOW_INSECURE_CALLBACKS,
       deadlineSeconds: env.RUN_DEADLINE_SECONDS,
@@ -95,11 +98,14 @@ export async function createApp(env: Env): Promise<App> {
       jobs: new InngestScheduleJobs(),
       ...(env.PUBLIC_BASE_URL ? { publicBaseUrl: env.PUBLIC_BASE_URL.replace(/\/$/, "") } : {}),
     },
+    // workflow events go to the same sink as the task runs' (bound by startDurableRuntime)
+    workflows: { jobs: new InngestWorkflowJobs(() => runJobs.sink) },
   };
   const server = await buildServer(deps);
   registerAdminRoutes(server, deps);
   registerMachinePlainRoutes(server, deps);
   registerRunEvents(server, deps);
+  registerWorkflowEvents(server, deps); // GET /v1/workflows/runs/{id}/events (SSE)
   registerWebhookRoute(server, deps); // POST /v1/triggers/webhook/{webhook_id} (raw body, signed)
   registerMcp(server, deps); // /mcp, /.well-known/mcp/server-card.json, /llms.txt (docs/mcp.md)
   deps.durable = await startDurableRuntime(server, deps); // the embedded executor starts with the API

@@ -11,6 +11,7 @@ import { createPrismaStore } from "@cua/executor/prisma-store";
 import { createInngestClient } from "@cua/inngest/client";
 import { createRunFunctions } from "@cua/inngest/functions/runs";
 import { createScheduleFunctions } from "@cua/inngest/functions/schedules";
+import { createWorkflowFunctions } from "@cua/inngest/functions/workflows";
 import { InngestRunJobs } from "@cua/inngest/run-jobs";
 import type { InngestScheduleJobs } from "@cua/inngest/schedule-jobs";
 import type { FastifyInstance } from "fastify";
@@ -58,7 +59,11 @@ export async function startDurableRuntime(app: FastifyInstance, deps: AppDeps): 
     ...(env.INNGEST_DEV ? { isDev: true } : {}),
     logger: sdkLogger(deps),
   });
-  const functions = [...createRunFunctions(client, deps), ...createScheduleFunctions(client, deps)];
+  const functions = [
+    ...createRunFunctions(client, deps),
+    ...createScheduleFunctions(client, deps),
+    ...createWorkflowFunctions(client, deps),
+  ];
   const jobs = deps.runJobs as InngestRunJobs;
   const scheduleJobs = deps.schedules.jobs as InngestScheduleJobs;
   if (external) {

@@ -16,6 +16,7 @@ import type { RunEventHub } from "../runs/event-hub.ts";
 import type { RunJobs, RunsConfig } from "../runs/ports.ts";
 import type { SchedulesPort } from "../schedules/ports.ts";
 import type { UsageRecorder } from "../usage/usage.ts";
+import type { WorkflowsPort } from "../workflows/ports.ts";
 import type { Caller } from "./caller.ts";
 
 export type HttpMethod = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
@@ -52,6 +53,8 @@ export interface OperationDeps extends CoreDeps {
   durable?: { health(): Promise<{ ok: boolean }> };
   /** schedule timers (events to the durable executor) and the public base URL of webhook_url */
   schedules?: SchedulesPort;
+  /** workflow runs: events to the durable executor (docs/workflows.md) */
+  workflows?: WorkflowsPort;
 }
 
 /** What the transport gives a handler, and what the handler may set on the answer. */

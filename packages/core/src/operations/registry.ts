@@ -67,6 +67,20 @@ import {
 } from "../schedules/triggers.op.ts";
 import { getUsageOp } from "../usage/usage.op.ts";
 import { walletBalanceOp, walletLedgerOp, walletTopUpOp } from "../wallet/wallet.op.ts";
+import {
+  cancelWorkflowRunOp,
+  createWorkflowOp,
+  deleteWorkflowOp,
+  getWorkflowOp,
+  getWorkflowRunOp,
+  listWorkflowRunsOp,
+  listWorkflowsOp,
+  resumeWorkflowRunOp,
+  startAdHocRunOp,
+  startWorkflowRunOp,
+  updateWorkflowOp,
+  workflowRunEventsOp,
+} from "../workflows/workflows.op.ts";
 import type { AnyOperation } from "./define.ts";
 
 export const operations = [
@@ -152,6 +166,19 @@ export const operations = [
   updateTriggerOp,
   deleteTriggerOp,
   fireWebhookOp,
+  // workflows (static /workflows/runs paths before /workflows/{id})
+  createWorkflowOp,
+  listWorkflowsOp,
+  startAdHocRunOp,
+  listWorkflowRunsOp,
+  getWorkflowRunOp,
+  workflowRunEventsOp,
+  cancelWorkflowRunOp,
+  resumeWorkflowRunOp,
+  getWorkflowOp,
+  updateWorkflowOp,
+  deleteWorkflowOp,
+  startWorkflowRunOp,
   // public discovery (MCP only: no REST route)
   capabilitiesOp,
   pricingOp,

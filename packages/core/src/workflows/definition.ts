@@ -354,10 +354,11 @@ export function validateDefinition(def: unknown, at: string): Problem[] {
         condRefs(x, `${p}.conditions.${i}`, visible);
       });
     else if (c.op === "not") condRefs(c.condition, `${p}.condition`, visible);
-    else if ("value" in c) checkRefs(c.value, `${p}.value`, visible);
+    else if (c.op === "truthy" || c.op === "falsy" || c.op === "exists") checkRefs(c.value, `${p}.value`, visible);
     else {
-      checkRefs(c.left, `${p}.left`, visible);
-      checkRefs(c.right, `${p}.right`, visible);
+      const cmp = c as Extract<Condition, { left: unknown }>;
+      checkRefs(cmp.left, `${p}.left`, visible);
+      checkRefs(cmp.right, `${p}.right`, visible);
     }
   };
   /** walks a list; returns the names visible after it (its steps, their descendants and save_as names) */
