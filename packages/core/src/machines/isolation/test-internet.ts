@@ -9,7 +9,7 @@
 
 import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync } from "node:fs";
-import { mkdir, unlink, writeFile } from "node:fs/promises";
+import { mkdir, readFile, unlink, writeFile } from "node:fs/promises";
 import net from "node:net";
 import path from "node:path";
 import { run } from "../process-utils.ts";
@@ -46,8 +46,12 @@ export async function startTestInternet(): Promise<TestInternet> {
   let k = -1;
   for (let i = 0; i < 64 && k < 0; i++) {
     const c = (process.pid + i) % 64;
+    const lock = path.join(LOCK_DIR, String(c));
+    // a slot whose test process is gone (killed mid-run) is free again
+    const owner = Number(await readFile(lock, "utf8").catch(() => "0"));
+    if (owner > 0 && owner !== process.pid && !existsSync(`/proc/${owner}`)) await unlink(lock).catch(() => {});
     try {
-      await writeFile(path.join(LOCK_DIR, String(c)), String(process.pid), { flag: "wx" });
+      await writeFile(lock, String(process.pid), { flag: "wx" });
       k = c;
     } catch {}
   }
