@@ -57,6 +57,17 @@ const jsonIn = (s: z.ZodType) => z.toJSONSchema(s, { io: "input", unrepresentabl
 const jsonOut = (s: z.ZodType) => z.toJSONSchema(s, { io: "output", unrepresentable: "any" }) as Record<string, any>;
 const ownFields = (op: AnyOperation, schema: Record<string, any>) =>
   props(schema).filter((k) => !pathParams(op.path).includes(k));
+/** A JSON Schema with its keys sorted; zod-openapi's `type: "object"` beside a oneOf is dropped. */
+const norm = (x: any): any => {
+  if (Array.isArray(x)) return x.map(norm);
+  if (!x || typeof x !== "object") return x;
+  const keys = Object.keys(x).filter((k) => !(k === "type" && x.oneOf && x[k] === "object") && k !== "$schema");
+  return Object.fromEntries(keys.sort().map((k) => [k, norm(x[k])]));
+};
+/** Every property the definition declares has exactly the definition's schema in the document. */
+const sameFields = (documented: Record<string, any> | undefined, defined: Record<string, any>, names: string[]) => {
+  for (const k of names) expect(norm(documented?.properties?.[k]), k).toEqual(norm(defined.properties?.[k]));
+};
 
 let s: TestServer;
 let noScopeKey: string;
@@ -135,15 +146,22 @@ describe.each(rest.map((o) => [`${o.method} ${o.path} (${o.id})`, o] as const))(
         .map((p) => p.name)
         .sort();
       expect(query).toEqual(op.method === "GET" ? ownFields(op, input) : query);
+      for (const p of params.filter((x) => x.in === "query") as { name: string; schema: unknown }[]) {
+        const { description: _d, ...own } = input.properties?.[p.name] ?? {};
+        const { description: _e, ...documented } = (p.schema ?? {}) as Record<string, unknown>;
+        expect(norm(documented), p.name).toEqual(norm(own));
+      }
     } else if (ownFields(op, input).length > 0) {
       const body = entry.requestBody?.content?.["application/json"]?.schema;
       expect(props(body)).toEqual(ownFields(op, input));
+      sameFields(body, input, ownFields(op, input));
     }
     // response fields: the definition's (the transport may add request_id)
     const content = entry.responses[String(op.successStatus)].content ?? {};
     if (op.transport === "json") {
       const out = jsonOut(op.output);
       expect(props(content["application/json"]?.schema)).toEqual(expect.arrayContaining(props(out)));
+      sameFields(content["application/json"]?.schema, out, props(out));
     }
     if (op.transport === "sse") expect(content["text/event-stream"]).toBeDefined();
     for (const alt of op.alsoServes ?? []) expect(content[alt], alt).toBeDefined();
