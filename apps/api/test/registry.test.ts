@@ -133,7 +133,7 @@ describe.each(rest.map((o) => [`${o.method} ${o.path} (${o.id})`, o] as const))(
     if (op.scope) expect(entry.responses["403"].description).toContain("INSUFFICIENT_SCOPE");
     // request fields: path parameters, then query parameters (GET) or body properties
     const input = jsonIn(op.input);
-    const params = (entry.parameters ?? []) as { name: string; in: string }[];
+    const params = (entry.parameters ?? []) as { name: string; in: string; schema?: unknown }[];
     expect(
       params
         .filter((p) => p.in === "path")
@@ -146,7 +146,7 @@ describe.each(rest.map((o) => [`${o.method} ${o.path} (${o.id})`, o] as const))(
         .map((p) => p.name)
         .sort();
       expect(query).toEqual(op.method === "GET" ? ownFields(op, input) : query);
-      for (const p of params.filter((x) => x.in === "query") as { name: string; schema: unknown }[]) {
+      for (const p of params.filter((x) => x.in === "query")) {
         const { description: _d, ...own } = input.properties?.[p.name] ?? {};
         const { description: _e, ...documented } = (p.schema ?? {}) as Record<string, unknown>;
         expect(norm(documented), p.name).toEqual(norm(own));
