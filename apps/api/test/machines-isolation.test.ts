@@ -5,7 +5,7 @@
 // a page on the stand-in internet (isolation/test-internet.ts).
 
 import { existsSync } from "node:fs";
-import { chmod, mkdtemp, rm, stat, writeFile } from "node:fs/promises";
+import { chmod, mkdir, mkdtemp, rm, stat, writeFile } from "node:fs/promises";
 import http from "node:http";
 import os from "node:os";
 import path from "node:path";
@@ -163,4 +163,58 @@ describe("a live machine cannot reach the service (SPEC Machines; issue 10 failu
       await new Promise((r) => setTimeout(r, 100));
     expect(existsSync(`/run/netns/${netnsNameOf(user)}`)).toBe(false);
   });
+});
+
+describe("a host that cannot isolate machines fails them closed (issue 10 failure 4)", () => {
+  let s2: TestServer;
+  let root2: string;
+  const taken: string[] = [];
+
+  beforeAll(async () => {
+    root2 = await mkdtemp(path.join(os.tmpdir(), "cua-api-iso-full-"));
+    // a pool of 4 links whose slots are all taken: no machine can get a network namespace
+    await mkdir("/run/cua-isolation/slots", { recursive: true, mode: 0o700 });
+    for (let slot = 0; slot < 4; slot++) {
+      const f = `/run/cua-isolation/slots/${slot}`;
+      if (!existsSync(f)) {
+        await writeFile(f, `cuan-taken-by-test-${process.pid}`);
+        taken.push(f);
+      }
+    }
+    s2 = await startTestServer({
+      MACHINES_ROOT: root2,
+      MACHINE_DISPLAY_RANGE: `${760 + (process.pid % 100)}-${860 + (process.pid % 30)}`,
+      MACHINE_METER_INTERVAL_MS: "3600000",
+      MACHINE_ISOLATION_POOL: "10.232.0.0/28",
+    });
+  }, 120_000);
+
+  afterAll(async () => {
+    for (const f of taken) await rm(f, { force: true });
+    await s2?.stop();
+    if (root2) await rm(root2, { recursive: true, force: true });
+  }, 60_000);
+
+  it("the machine ends `error` saying why and how to opt out; health is not ready; nothing runs unisolated", async () => {
+    const a2 = await s2.account({ credits: 1000 });
+    const r = await call(s2.url, "POST", "/v1/machines", { key: a2.live_key, body: { display_name: "closed" } });
+    expect(r.status).toBe(202);
+    const mid = r.body.machine.id;
+    let m = await call(s2.url, "GET", `/v1/machines/${mid}`, { key: a2.live_key });
+    for (let i = 0; i < 300 && m.body.status === "provisioning"; i++) {
+      await new Promise((res) => setTimeout(res, 100));
+      m = await call(s2.url, "GET", `/v1/machines/${mid}`, { key: a2.live_key });
+    }
+    expect(m.body.status).toBe("error");
+    expect(m.body.status_message).toContain("cannot start isolated");
+    expect(m.body.status_message).toContain("pool 10.232.0.0/28 is full");
+    expect(m.body.status_message).toContain("MACHINE_ISOLATION=none");
+    // no desktop process was left running for it
+    const row = await s2.app.deps.db.machine.findUniqueOrThrow({ where: { id: mid } });
+    const user = (row.handle as { user?: string } | null)?.user;
+    if (user) expect(existsSync(`/run/netns/${netnsNameOf(user)}`)).toBe(false);
+    const h = await call(s2.url, "GET", "/v1/machines/health", {});
+    expect(h.body).toMatchObject({ managed_ready: false });
+    expect(h.body.managed_detail).toContain("Machine isolation is unavailable");
+  }, 120_000);
 });

@@ -149,6 +149,8 @@ export class MachineIsolation {
     } catch (e) {
       await this.leave(user.name).catch(() => {});
       const reason = e instanceof Error ? e.message : String(e);
+      // readiness reports it until a machine starts isolated again
+      this.state = { mode: "namespaces", available: false, detail: `Machine isolation is unavailable: ${reason}` };
       throw new CoreError(
         "UPSTREAM_UNAVAILABLE",
         `The machine cannot start isolated on this host (${reason.slice(0, 600)}). Fix the host, or set MACHINE_ISOLATION=none to run machines without isolation (docs/security.md).`,
