@@ -4,10 +4,12 @@
 //
 //   /run                     a fresh empty tmpfs (the host's mounts below it are detached first, so
 //                            the namespace holds no reference to another machine's namespaces)
-//   hidden paths             an empty read-only tmpfs each: the machines' root directory, the service's
-//                            data directory and repository, /root, /home, /srv, /mnt, /media, /var/log...
+//   hidden paths             an empty read-only tmpfs each (/dev/null for a file): the machines' root
+//                            directory, the service's data directory and repository, /root, /home,
+//                            /srv, /mnt, /media, /var/log...
 //   the machine's home and   bind-mounted back at their usual paths (the service and the machine use
 //   runtime directory        the same paths)
+//   /etc/passwd, /etc/group  without the other machines' users
 //   /proc                    a new proc with hidepid=invisible: a machine's user sees its own processes
 //
 // The namespace is kept by bind-mounting it on /run/cua-isolation/mnt/<cuan-hex> (that directory is a
