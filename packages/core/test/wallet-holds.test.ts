@@ -253,3 +253,29 @@ describe('the sweeper and run-step holds (SPEC "Runs": charged after each step c
     expect(await ledgerSum(deps, a)).toBe(90);
   });
 });
+
+describe("a free same-key retry that fails", () => {
+  it("an engine failure refunds the earlier attempt's charge (nothing was ever delivered for the key)", async () => {
+    const { CoreError } = await import("@cua/core/errors");
+    const a = await account(100);
+    const ref = idempotencyRefOf("key:k1", "retry-fails");
+    const h = await reserve(deps, { accountId: a, amount: 5, endpoint: "POST /v1/predict", idempotencyRef: ref });
+    await capture(deps, h.id);
+    const rollup = () => deps.db.usageRollup.aggregate({ where: { accountId: a }, _sum: { creditsCharged: true } });
+    expect((await rollup())._sum.creditsCharged).toBe(5);
+    const err = await withIdempotencyRef(ref, () =>
+      charge(deps, a, async () => {
+        throw new CoreError("PREDICTION_FAILED");
+      }),
+    ).catch((e) => e);
+    expect(err.code).toBe("PREDICTION_FAILED");
+    expect(err.headers["X-Credits-Refunded"]).toBe("5");
+    expect(await getBalance(deps, a)).toBe(100);
+    expect(await ledgerSum(deps, a)).toBe(100);
+    expect((await rollup())._sum.creditsCharged).toBe(0); // GET /v1/usage no longer counts it
+    // the next retry with the key is a new charge (the refunded attempt paid for nothing)
+    const r = await withIdempotencyRef(ref, () => charge(deps, a, async () => "answer"));
+    expect(r.charged).toBe(5);
+    expect(await getBalance(deps, a)).toBe(95);
+  });
+});

@@ -7,7 +7,7 @@ import { CoreError, isCoreError } from "../errors.ts";
 import { IDEMPOTENCY_RETENTION_SECONDS } from "../idempotency/idempotency.ts";
 import { currentIdempotencyRef } from "../idempotency/idempotency-scope.ts";
 import { type SettleOutcome, settleConfirmed } from "../wallet/holds.ts";
-import { getBalance, release, reserve } from "../wallet/wallet.ts";
+import { getBalance, refundCaptured, release, reserve } from "../wallet/wallet.ts";
 export interface Charged<T> {
   result: T;
   charged: number;
@@ -35,7 +35,22 @@ export async function withCharge<T>(
     if (paid) {
       // An earlier execution with this Idempotency-Key was charged and its answer lost (a crash, a
       // capture whose confirmation never arrived): this execution delivers what it paid for.
-      const result = await work();
+      let result: T;
+      try {
+        result = await work();
+      } catch (e) {
+        // nothing was ever delivered for this key: an engine failure refunds the earlier charge
+        if (!isCoreError(e) || !REFUNDED_CODES.has(e.code)) throw e;
+        const back = await refundCaptured(deps, paid.id).catch(() => null);
+        if (!back) {
+          throw new CoreError(
+            "BILLING_UNAVAILABLE",
+            `The call failed and the refund of the ${paid.amount} credits an earlier attempt with this Idempotency-Key paid could not be confirmed (the database did not answer). Retry with the same key: it is not charged again.`,
+            { reservation_id: paid.id },
+          );
+        }
+        throw new CoreError(e.code, e.message, e.extras, { ...e.headers, "X-Credits-Refunded": String(paid.amount) });
+      }
       return { result, charged: paid.amount, remaining: await getBalance(deps, args.accountId) };
     }
   }
@@ -75,19 +90,23 @@ export async function withCharge<T>(
  * execution that delivered nothing (it is not running: the idempotency record admits one executor) and
  * is released now instead of waiting for the sweeper.
  */
-async function settlePredecessors(deps: CoreDeps, accountId: string, ref: string): Promise<{ amount: number } | null> {
+async function settlePredecessors(
+  deps: CoreDeps,
+  accountId: string,
+  ref: string,
+): Promise<{ id: string; amount: number } | null> {
   const since = new Date(deps.clock.now().getTime() - IDEMPOTENCY_RETENTION_SECONDS * 1000);
   const holds = await deps.db.reservation.findMany({
     where: { accountId, idempotencyRef: ref, createdAt: { gte: since }, status: { in: ["reserved", "captured"] } },
     select: { id: true, status: true, amount: true },
   });
   const captured = holds.find((h) => h.status === "captured");
-  if (captured) return { amount: captured.amount };
+  if (captured) return { id: captured.id, amount: captured.amount };
   for (const h of holds) {
     const s = await release(deps, h.id);
     if (!s) {
       const now = await deps.db.reservation.findUnique({ where: { id: h.id }, select: { status: true, amount: true } });
-      if (now?.status === "captured") return { amount: now.amount }; // a late capture won the race
+      if (now?.status === "captured") return { id: h.id, amount: now.amount }; // a late capture won the race
     }
   }
   return null;

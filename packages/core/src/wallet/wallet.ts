@@ -110,6 +110,44 @@ export const refund = (deps: CoreDeps, reservationId: string) => settle(deps, re
 /** Returns a reservation's credits when the call ended before any metered work (a non-engine error). */
 export const release = (deps: CoreDeps, reservationId: string) => settle(deps, reservationId, "released");
 
+/**
+ * Refunds a hold that was captured for a result never delivered (a same-key retry, free because its
+ * predecessor paid, ended in an engine failure). One statement: captured -> refunded, the credits back,
+ * a `refund` ledger entry and the month's usage totals of the capture reduced. Null unless it was captured.
+ */
+export async function refundCaptured(
+  deps: CoreDeps,
+  reservationId: string,
+): Promise<{ amount: number; balance: number } | null> {
+  const rows = await deps.db.$queryRaw<{ amount: number; balance_credits: number }[]>`
+    WITH old AS (
+      SELECT settled_at AS captured_at FROM reservations WHERE id = ${reservationId}::text
+    ), hold AS (
+      UPDATE reservations SET status = 'refunded', settled_at = now()
+      FROM old WHERE id = ${reservationId}::text AND status = 'captured'
+      RETURNING account_id, amount, request_id, endpoint, old.captured_at
+    ), acct AS (
+      UPDATE accounts SET balance_credits = balance_credits + hold.amount
+      FROM hold WHERE accounts.id = hold.account_id
+      RETURNING accounts.id, accounts.balance_credits
+    ), entry AS (
+      INSERT INTO wallet_entries (account_id, kind, delta, amount, balance_after, reservation_id, request_id)
+      SELECT hold.account_id, 'refund', hold.amount, hold.amount, acct.balance_credits, ${reservationId}::text, hold.request_id
+      FROM hold JOIN acct ON acct.id = hold.account_id
+      RETURNING id
+    ), usage AS (
+      UPDATE usage_rollups SET credits_charged = credits_charged - hold.amount
+      FROM hold
+      WHERE usage_rollups.account_id = hold.account_id AND usage_rollups.mode = 'live'::"KeyMode"
+        AND usage_rollups.period = to_char(hold.captured_at AT TIME ZONE 'UTC', 'YYYY-MM')
+        AND usage_rollups.endpoint = hold.endpoint
+      RETURNING 1
+    )
+    SELECT hold.amount, acct.balance_credits FROM hold JOIN acct ON acct.id = hold.account_id, entry`;
+  const r = rows[0];
+  return r ? { amount: r.amount, balance: r.balance_credits } : null;
+}
+
 export async function topUp(
   deps: CoreDeps,
   args: { accountId: string; credits: number; note?: string; requestId?: string },
