@@ -336,6 +336,28 @@ describe("human approval, cancel, guards, version pinning, events", () => {
     expect(run).toMatchObject({ status: "failed", error: { code: "APPROVAL_REJECTED", step_id: "ok" } });
   });
 
+  it("racing answers: exactly one wins, the others get 409 RESUME_CONFLICT or NOT_AWAITING_HUMAN (DECISIONS Precise answers)", async () => {
+    const id = await adhoc({
+      steps: [
+        { id: "h", type: "human_approval" },
+        { id: "s", type: "succeed", output: "{{h.approved}}" },
+      ],
+    });
+    await waitStatus(id, ["awaiting_human"]);
+    const answers = await Promise.all(
+      [true, false, true, false].map((approved) => req("POST", `/v1/workflows/runs/${id}/resume`, { approved })),
+    );
+    const won = answers.filter((r) => r.status === 200);
+    expect(won).toHaveLength(1);
+    for (const r of answers.filter((x) => x.status !== 200)) {
+      expect(r.status).toBe(409);
+      expect(["RESUME_CONFLICT", "NOT_AWAITING_HUMAN"]).toContain(r.body.error.code);
+    }
+    const run = await waitStatus(id);
+    const approved = answers.indexOf(won[0]!) % 2 === 0; // the even requests approve
+    expect(run.status).toBe(approved ? "succeeded" : "failed");
+  });
+
   it("approval timeout_seconds: nobody answers -> APPROVAL_TIMEOUT", async () => {
     const id = await adhoc({ steps: [{ id: "h", type: "human_approval", timeout_seconds: 1 }] });
     const run = await waitStatus(id);
