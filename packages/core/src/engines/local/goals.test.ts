@@ -54,7 +54,7 @@ describe("goal phrasings into steps (issue 15)", () => {
         "type Bob -> name",
         "type bob@x.org -> email",
         "type Salt and pepper -> message",
-        "click Submit|Send|Save (submit)",
+        "click Submit|Send|Save|Register|Sign up|Continue|Apply|Update|OK (submit)",
       ],
     ],
     ["Name: Grace Hopper, Email: grace@navy.mil", ["type Grace Hopper -> Name", "type grace@navy.mil -> Email"]],

@@ -167,6 +167,9 @@ const SUBMIT_FOR: [RegExp, string[]][] = [
   [/^(?:search)/i, ["Search"]],
 ];
 
+/** what a form's button says when the user only wrote "and submit" */
+const GENERIC_SUBMIT = ["Submit", "Send", "Save", "Register", "Sign up", "Continue", "Apply", "Update", "OK"];
+
 function typeSteps(pairs: FieldValue[]): Step[] {
   return pairs.map((p) => ({
     kind: "type",
@@ -220,7 +223,7 @@ export function parseGoal(raw: string): Step[] | null {
       const fillOnly = /^(?:fill|complete)/i.test(verb);
       const steps = typeSteps(pairs);
       if (labels && !fillOnly) steps.push(submitStep(labels));
-      else if (submit) steps.push(submitStep(["Submit", "Send", "Save"]));
+      else if (submit) steps.push(submitStep(GENERIC_SUBMIT));
       return steps;
     }
   }
@@ -234,7 +237,7 @@ export function parseGoal(raw: string): Step[] | null {
     const pairs = parsePairList(rest, { fieldFirst: false });
     if (pairs && (pairs.length >= 2 || (!hasVerb && /[:=]/.test(rest)))) {
       const steps = typeSteps(pairs);
-      if (submit) steps.push(submitStep(["Submit", "Send", "Save"]));
+      if (submit) steps.push(submitStep(GENERIC_SUBMIT));
       return steps;
     }
   }
@@ -274,7 +277,7 @@ export function parseGoal(raw: string): Step[] | null {
     );
   if (edge?.[1]) {
     const up = /top|start|beginning/i.test(edge[1]);
-    return [{ kind: "scroll", direction: up ? "up" : "down", amount: 25, target: null }];
+    return [{ kind: "scroll", direction: up ? "up" : "down", amount: 25, target: null, anchor: "center" }];
   }
   const until =
     /^scroll\s+(?:the\s+page\s+)?(up|down)?\s*(?:until|till|to|untill)\s+(?:you\s+(?:can\s+)?see\s+|you\s+reach\s+)?(?:the\s+)?(.+?)(?:\s+(?:is\s+visible|shows(?: up)?|appears|is shown|comes into view|section|is on (?:the )?screen))?$/i.exec(

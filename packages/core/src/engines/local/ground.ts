@@ -50,6 +50,8 @@ export interface GroundingContext {
   pixels: RgbaImage | null;
   /** median height of the text runs: text much taller than it is a heading */
   textHeight?: number;
+  /** where the previous action happened: of equal matches, the nearer one is meant (the form just filled) */
+  near?: { x: number; y: number } | null;
 }
 
 export function groundingContext(ocr: OcrView, pixels: RgbaImage | null): GroundingContext {
@@ -91,8 +93,16 @@ function candidateFor(ctx: GroundingContext, m: TextMatch, role: Role | null): C
   // standalone labels (the whole run) are what buttons, links and tabs show
   if (m.whole) score += 0.04;
   // text much taller than the page's usual text is a heading: rarely what a click means
-  if (role !== "heading" && ctx.textHeight && m.bbox.height > 1.5 * ctx.textHeight) score -= 0.06;
+  if (role !== "heading" && ctx.textHeight && m.bbox.height > 1.35 * ctx.textHeight) score -= 0.06;
+  // the top strip of the screen holds a browser's tabs and window titles, which repeat the page's
+  // title: what a click means is on the page (unless a tab is asked for)
+  if (role !== "tab" && m.bbox.y + m.bbox.height / 2 < Math.min(44, ctx.ocr.height * 0.06)) score -= 0.05;
   if (ctx.pixels && role === "button" && onFilledShape(ctx.pixels, m.bbox)) score += 0.03;
+  if (ctx.near) {
+    const c = boxCenter(m.bbox);
+    const diag = Math.hypot(ctx.ocr.width, ctx.ocr.height) || 1;
+    score -= 0.03 * Math.min(1, Math.hypot(c.x - ctx.near.x, c.y - ctx.near.y) / diag);
+  }
   if (ctx.pixels && role && FIELD_ROLES.includes(role)) {
     const input = inputBoxForLabel(ctx.pixels, m.bbox);
     if (input) {

@@ -8,6 +8,7 @@ import { normalizeKey } from "../../actions/keys.ts";
 import { parseGoal } from "./goals.ts";
 import type { GroundResult } from "./ground.ts";
 import type { Box } from "./image.ts";
+import { normalizeText } from "./match-text.ts";
 import { BUSY, type Check, ERRORS } from "./verify.ts";
 
 // ---------------------------------------------------------------------------------------------
@@ -26,6 +27,8 @@ export type Step =
       alts?: string[];
       /** the click submits a goal's form ("Sign up with ..."): it must change the screen, without errors */
       submit?: boolean;
+      /** the click toggles a control (tick, choose): its pixels beside the label must change */
+      toggle?: boolean;
     }
   | { kind: "move"; target: string }
   | {
@@ -45,7 +48,14 @@ export type Step =
   | { kind: "open-app"; app: "terminal" | "file manager" | "text editor" }
   | { kind: "clear"; target: string }
   | { kind: "keys"; keys: string[]; combo: boolean; repeat: number }
-  | { kind: "scroll"; direction: "up" | "down" | "left" | "right"; amount: number; target: string | null }
+  | {
+      kind: "scroll";
+      direction: "up" | "down" | "left" | "right";
+      amount: number;
+      target: string | null;
+      /** scroll over the middle of the screen (goal scrolls: "scroll to the bottom of the page") */
+      anchor?: "center";
+    }
   | { kind: "drag"; from: string; to: string }
   | { kind: "open-url"; url: string }
   | { kind: "wait"; seconds: number }
@@ -498,7 +508,16 @@ function clickStep(verb: string, target: string, holdKeys: Modifier[]): Step {
   const clicks = v.startsWith("double") ? 2 : v.startsWith("triple") ? 3 : 1;
   const t = target.trim().replace(/\s+(?:once)$/i, "");
   const twice = /\s+twice$/i.exec(t);
-  return { kind: "click", target: twice ? t.slice(0, twice.index) : t, button, clicks: twice ? 2 : clicks, holdKeys };
+  const step: Step = {
+    kind: "click",
+    target: twice ? t.slice(0, twice.index) : t,
+    button,
+    clicks: twice ? 2 : clicks,
+    holdKeys,
+  };
+  // ticking a box changes its pixels, not the screen's text
+  if (/^(?:check|uncheck|tick|untick|toggle|select|choose)$/.test(v)) step.toggle = true;
+  return step;
 }
 
 /** Parses a whole instruction into steps. */
@@ -611,7 +630,7 @@ function stepActions(
   ground: Grounder,
   clamp: (x: number, y: number) => { x: number; y: number },
   skip: number,
-  ctx: { screen?: ScreenReader; tries: number; attempts: number },
+  ctx: { screen?: ScreenReader; tries: number; attempts: number; width: number; height: number },
 ): StepResult {
   const find = (descriptions: string[]): GroundResult & { x: number; y: number } => {
     let first: { d: string; g: GroundResult } | null = null;
@@ -626,15 +645,23 @@ function stepActions(
     if (!first) throw new Error("nothing to look for");
     throw new NotFound(first.d, first.g);
   };
-  const changeCheck = (g: GroundResult, d: string, submit = false): CheckSpec | undefined => {
+  const changeCheck = (g: GroundResult, d: string, submit = false, toggle = false): CheckSpec | undefined => {
     const sc = ctx.screen;
     if (!sc || g.element === "input") return undefined; // focusing a field changes nothing to read
     const c: CheckSpec = { k: "change", d, sig: sc.signature() };
-    if (g.element === "control" && g.bbox) {
-      const reg = sc.region(g.bbox);
+    // a control's look: the control itself, or the label's row with room for a box or radio beside it
+    const b = g.bbox;
+    const look =
+      b && g.element === "control"
+        ? b
+        : b && toggle
+          ? { x: Math.max(0, b.x - 3 * b.height), y: b.y, width: b.width + 6 * b.height, height: b.height }
+          : null;
+    if (look) {
+      const reg = sc.region(look);
       if (reg) {
         c.reg = reg;
-        c.regBox = g.bbox;
+        c.regBox = look;
       }
     }
     if (submit) {
@@ -653,7 +680,7 @@ function stepActions(
         clicks: step.clicks,
       };
       if (step.holdKeys.length) params.hold_keys = step.holdKeys;
-      const check = step.button === "left" ? changeCheck(g, describeStep(step), step.submit) : undefined;
+      const check = step.button === "left" ? changeCheck(g, describeStep(step), step.submit, step.toggle) : undefined;
       return { actions: [{ action_type: "click", params }], check };
     }
     case "move": {
@@ -713,6 +740,10 @@ function stepActions(
         const g = find([step.target]);
         params.x = g.x;
         params.y = g.y;
+      } else if (step.anchor === "center") {
+        const mid = clamp(ctx.width / 2, ctx.height / 2);
+        params.x = mid.x;
+        params.y = mid.y;
       }
       return { actions: [{ action_type: "scroll", params }] };
     }
@@ -721,9 +752,14 @@ function stepActions(
       if (g.found) return { actions: [], note: `"${step.text}" is visible` };
       if (ctx.attempts >= 15) throw new GiveUp(`"${step.text}" did not show after scrolling ${ctx.attempts} times`);
       const sc = ctx.screen;
+      const mid = clamp(ctx.width / 2, ctx.height / 2);
       return {
+        // over the middle of the screen: where the pointer was (a tab strip, a panel) may not scroll the page
         actions: [
-          { action_type: "scroll", params: { clicks: step.direction === "up" ? 5 : -5, direction: "vertical" } },
+          {
+            action_type: "scroll",
+            params: { clicks: step.direction === "up" ? 5 : -5, direction: "vertical", x: mid.x, y: mid.y },
+          },
         ],
         again: true,
         check: sc
@@ -734,7 +770,16 @@ function stepActions(
     }
     case "wait-finish": {
       const busy = ctx.screen?.lines().find((l) => BUSY.test(l));
-      if (!busy) return { actions: [], note: `the ${step.subject} shows no sign of work in progress` };
+      if (!busy && ctx.attempts >= 1)
+        return { actions: [], note: `the ${step.subject} shows no sign of work in progress` };
+      if (!busy) {
+        // work that was just started may show its progress a moment later: look again once
+        return {
+          actions: [{ action_type: "wait", params: { seconds: 1 } }],
+          again: true,
+          note: `no sign of work on the ${step.subject} yet; looking again`,
+        };
+      }
       if (ctx.attempts >= 60) throw new GiveUp(`the ${step.subject} is still in progress ("${busy}")`);
       // varying waits: an unchanged screen with the same action three times is a stall to the run loop
       return {
@@ -744,12 +789,16 @@ function stepActions(
       };
     }
     case "choose": {
-      const option = ground(step.option);
+      // a button that says it ("Choose Team", "Select Pro") before the bare word (often a heading)
+      const verbal = ["Choose", "Select", "Pick", "Get"]
+        .map((v) => ground(`"${v} ${step.option}"`))
+        .find((r) => r.found && r.x !== null && r.y !== null);
+      const option = verbal ?? ground(step.option);
       if (option.found && option.x !== null && option.y !== null) {
         const p = clamp(option.x, option.y);
         return {
           actions: [{ action_type: "click", params: { x: p.x, y: p.y, button: "left", clicks: 1 } }],
-          check: changeCheck(option, describeStep(step)),
+          check: changeCheck(option, describeStep(step), false, true),
         };
       }
       // not on the screen: open the list it is in, then pick it from the next screenshot
@@ -771,10 +820,21 @@ function stepActions(
           : step.app === "file manager"
             ? ["Files", "File Manager"]
             : ["Text Editor", "Editor"];
-      const g = names.map((n) => ground(`"${n}"`)).find((r) => r.found && r.x !== null && r.y !== null);
+      // a launcher is a label of its own ("Terminal"), not the word inside an address or a sentence
+      const labels = new Set((ctx.screen?.lines() ?? []).map((l) => normalizeText(l)));
+      const g = names
+        .filter((n) => labels.has(normalizeText(n)))
+        .map((n) => ground(`"${n}"`))
+        .find((r) => r.found && r.x !== null && r.y !== null);
       const sc = ctx.screen;
+      // opened means its window shows: for a terminal, a shell prompt
       const check: CheckSpec | undefined = sc
-        ? { k: "change", d: `open the ${step.app}`, sig: sc.signature() }
+        ? {
+            k: "change",
+            d: `open the ${step.app}`,
+            sig: sc.signature(),
+            ...(step.app === "terminal" ? { expect: String.raw`(?:@[\w.-]+:\S*\s*[$#]\s*$|^\s*[$#]\s*$)` } : {}),
+          }
         : undefined;
       if (g && g.x !== null && g.y !== null) {
         const p = clamp(g.x, g.y);
@@ -979,7 +1039,13 @@ export function planActions(steps: Step[], ground: Grounder, opts: PlanOptions):
     const tries = opts.retry?.step === i ? opts.retry.t : 0;
     const attempts = opts.again?.step === i ? opts.again.n : 0;
     try {
-      res = stepActions(effective, g, clamp, skip, { screen: opts.screen, tries, attempts });
+      res = stepActions(effective, g, clamp, skip, {
+        screen: opts.screen,
+        tries,
+        attempts,
+        width: opts.width,
+        height: opts.height,
+      });
     } catch (e) {
       if (e instanceof GiveUp) {
         if (actions.length === 0)
@@ -987,6 +1053,20 @@ export function planActions(steps: Step[], ground: Grounder, opts: PlanOptions):
         break;
       }
       if (!(e instanceof NotFound)) throw e;
+      // the previous call's actions may still be taking effect (a page loading, a scroll settling):
+      // look once more before giving up
+      const settled = opts.again?.step === i && opts.again.n >= 1;
+      if (actions.length === 0 && opts.resume && !settled && opts.screen && (!allowed || allowed.has("wait"))) {
+        return {
+          actions: [{ action_type: "wait", params: { seconds: 1 } }],
+          status: "continue",
+          reasoning: `${summary(done)}"${quoteFor(e.description)}" is not on the screen yet; looking again in 1 s.`,
+          next: { step: i, action: skip },
+          groundings,
+          again: { step: i, n: 1 },
+          retry: tries > 0 ? { step: i, t: tries } : undefined,
+        };
+      }
       if (actions.length === 0) {
         const near = e.result.matchedText ? ` (closest text: "${e.result.matchedText}")` : "";
         return fail(

@@ -121,7 +121,15 @@ export function createLocalEngine(options: LocalEngineOptions = {}): LocalEngine
     // what the previous call expects this screenshot to show (only with its progress marker)
     const state: LocalState = (resume && decodeState(reasonings[reasonings.length - 1])) || {};
     const needsScreen = steps.some(stepNeedsScreen) || state.check !== undefined;
-    const planOn = (c: GroundingContext | null) => {
+    // the previous action's point: of equal matches, the one near it is meant
+    const lastActs = input.trajectory[input.trajectory.length - 1]?.actions ?? [];
+    const lastPoint = [...lastActs]
+      .reverse()
+      .map((a) => a.params as { x?: number; y?: number })
+      .find((p) => typeof p.x === "number" && typeof p.y === "number");
+    const near = lastPoint ? { x: lastPoint.x as number, y: lastPoint.y as number } : null;
+    const planOn = (c0: GroundingContext | null) => {
+      const c = c0 ? { ...c0, near } : null;
       let missed = false;
       const ground: Grounder = (description) => {
         if (!c) throw new Error("grounding without a screenshot context");

@@ -125,7 +125,10 @@ describe("planning goal phrasings (issue 15)", () => {
 
   it("scrolls until the text shows, then goes on", () => {
     const p = plan("scroll down until Pricing shows, then click Pricing", [run("Home", 10, 10)]);
-    expect(p.actions).toEqual([{ action_type: "scroll", params: { clicks: -5, direction: "vertical" } }]);
+    // over the middle of the screen, wherever the pointer was left
+    expect(p.actions).toEqual([
+      { action_type: "scroll", params: { clicks: -5, direction: "vertical", x: 640, y: 360 } },
+    ]);
     expect(p.check).toMatchObject({ k: "scroll" });
     const seen = plan("scroll down until Pricing shows, then click Pricing", [run("Pricing", 10, 500)], {
       again: p.again,
@@ -148,12 +151,33 @@ describe("planning goal phrasings (issue 15)", () => {
     expect(ready).toMatchObject({ status: "done" });
   });
 
+  it("looks once more before failing when an element is missing after earlier actions", () => {
+    const first = plan("click Save, then click Done", [run("Intro", 10, 10)], { resume: { step: 1, action: 0 } });
+    expect(first.actions).toEqual([{ action_type: "wait", params: { seconds: 1 } }]);
+    expect(first.next).toEqual({ step: 1, action: 0 });
+    const second = plan("click Save, then click Done", [run("Intro", 10, 10)], {
+      resume: first.next,
+      again: first.again,
+    });
+    expect(second.actions[0]).toMatchObject({ action_type: "fail", params: { code: "ELEMENT_NOT_FOUND" } });
+  });
+
   it("uses the terminal through its shortcut when no launcher is visible", () => {
     const p = plan("Use the terminal to create notes.txt containing hello", [run("Welcome", 10, 10)], {
       maxActions: 1,
     });
     expect(p.actions).toEqual([{ action_type: "key_combo", params: { keys: ["ctrl", "alt", "t"] } }]);
     expect(p.check).toMatchObject({ k: "change" });
+  });
+
+  it("a launcher is a label of its own, and an opened terminal shows a prompt (not just any change)", () => {
+    // the word inside the page's address is no launcher: the shortcut is used
+    const p = plan("open a terminal", [run("198.51.100.2/terminal-file/start", 300, 60)]);
+    expect(p.actions).toEqual([{ action_type: "key_combo", params: { keys: ["ctrl", "alt", "t"] } }]);
+    const check = p.check as Check;
+    // the screen changed, but to a web page (with an e-mail address on it): not a terminal
+    expect(evaluateCheck(check, ctxOf([run("Contact ada@example.com", 10, 10)]))).toMatchObject({ ok: false });
+    expect(evaluateCheck(check, ctxOf([run("ada@desktop:~$", 10, 10)]))).toEqual({ ok: true });
   });
 
   it("'the search box' is the field, not the Search button", () => {
@@ -189,6 +213,13 @@ describe("verification records (issue 15)", () => {
     expect(typedVisible(ctxOf([run("Name", 100, 100), run("Ada Lovelace", 210, 402)]), "Ada Lovelace", box)).toBe(
       false,
     );
+  });
+
+  it("typed text is found inside its field even when OCR joined it with the field's label", () => {
+    // one detection run from x=100 to x=~330: "Name" left of the box, "Grace" inside it
+    const joined = run("Name          Grace", 100, 102, 16, 250);
+    expect(typedVisible(ctxOf([joined]), "Grace", box)).toBe(true);
+    expect(typedVisible(ctxOf([joined]), "Name", box)).toBe(false);
   });
 
   it("a click must change the screen; a submit must not bring up an error", () => {

@@ -7,6 +7,7 @@ import { createHash } from "node:crypto";
 import type { GroundingContext } from "./ground.ts";
 import type { Box, RgbaImage } from "./image.ts";
 import { buildSegments, findText, normalizeText } from "./match-text.ts";
+import type { OcrRun } from "./ocr.ts";
 
 /** What the next screenshot must show. */
 export interface Check {
@@ -28,6 +29,8 @@ export interface Check {
   /** error-like text was already visible before a submit */
   err?: boolean;
   submit?: boolean;
+  /** a line the screen must show afterwards (a regular expression: a terminal's prompt) */
+  expect?: string;
   /** tries of the step so far (0 = first) */
   t: number;
   /** waits spent on this check so far */
@@ -145,16 +148,30 @@ export function typedProbes(text: string): string[] {
 export function typedVisible(ctx: GroundingContext, text: string, box: Box | null | undefined): boolean {
   const probes = typedProbes(text);
   if (probes.length === 0) return true; // only spaces or symbols: nothing OCR can read back
-  const runs = box
-    ? ctx.ocr.runs.filter((r) => {
-        const cx = r.bbox.x + r.bbox.width / 2;
-        const cy = r.bbox.y + r.bbox.height / 2;
-        const pad = 8;
-        return (
-          cx >= box.x - pad && cx <= box.x + box.width + pad && cy >= box.y - pad && cy <= box.y + box.height + pad
-        );
-      })
-    : ctx.ocr.runs;
+  // the characters inside the box: a detection box may join the field's label and its text
+  const pad = 8;
+  const runs: OcrRun[] = [];
+  for (const r of ctx.ocr.runs) {
+    if (!box) {
+      runs.push(r);
+      continue;
+    }
+    const cy = r.bbox.y + r.bbox.height / 2;
+    if (cy < box.y - pad || cy > box.y + box.height + pad) continue;
+    const chars = r.chars.filter((c) => {
+      const cx = (c.x0 + c.x1) / 2;
+      return cx >= box.x - pad && cx <= box.x + box.width + pad;
+    });
+    const first = chars[0];
+    const last = chars[chars.length - 1];
+    if (!first || !last) continue;
+    runs.push({
+      text: chars.map((c) => c.text).join(""),
+      confidence: r.confidence,
+      bbox: { x: first.x0, y: r.bbox.y, width: Math.max(1, last.x1 - first.x0), height: r.bbox.height },
+      chars,
+    });
+  }
   if (runs.length === 0) return false;
   const segments = buildSegments(runs);
   return probes.some((p) => {
@@ -187,6 +204,11 @@ export function evaluateCheck(check: Check, ctx: GroundingContext): CheckResult 
       if (check.submit && !check.err) {
         const line = screenLines(ctx).find((l) => ERRORS.test(l));
         if (line) return { ok: false, fatal: true, why: `after "${check.d}" the screen shows "${line.slice(0, 120)}"` };
+      }
+      if (check.expect) {
+        const re = new RegExp(check.expect, "im");
+        if (!screenLines(ctx).some((l) => re.test(l)))
+          return { ok: false, fatal: false, why: `after "${check.d}" its window is not seen` };
       }
       if (sigChanged || regChanged) return { ok: true };
       return {
