@@ -7,7 +7,7 @@
 import type { MachineSnapshot } from "@cua/db/generated";
 import { CoreError } from "../errors.ts";
 import { afterListCursor, encodeListCursor, type ListBody, listBody, parseListLimit } from "../operations/list.ts";
-import { capture, release, reserve } from "../wallet/wallet.ts";
+import { withCharge } from "../predict/charge.ts";
 import { bindManaged } from "./machine-access.ts";
 import { asJson, withMachineOp } from "./machine-ops.ts";
 import { MACHINE_PRICING } from "./pricing.ts";
@@ -50,45 +50,40 @@ export async function snapshotMachine(
   }
   const allowed = ["running", "stopped", "suspended"] as const;
   const price = first.isTest ? 0 : MACHINE_PRICING.snapshot_credits;
-  const hold =
-    price > 0
-      ? await reserve(deps, {
+  // the one metering mechanism (predict/charge.ts): reserve, do the work, answer only after the capture
+  // committed (else 503 BILLING_UNAVAILABLE, the hold left to the sweeper); a failure releases the hold
+  const charged = await withCharge(
+    deps,
+    {
+      accountId: principal.accountId,
+      amount: price,
+      billable: price > 0,
+      endpoint: "POST /v1/machines/{id}/snapshot",
+      requestId: requestId ?? "",
+    },
+    async () => {
+      assertMachineStatus(first, [...allowed], "a snapshot");
+      const info = await withMachineOp(deps, first.id, async (m) => {
+        assertMachineStatus(m, [...allowed], "a snapshot");
+        const { provider, handle } = bindManaged(deps, m);
+        return provider.snapshot(handle, name ?? `snapshot-${deps.clock.now().toISOString()}`);
+      });
+      return deps.db.machineSnapshot.create({
+        data: {
+          id: info.snapshot_id,
+          machineId: first.id,
           accountId: principal.accountId,
-          amount: price,
-          endpoint: "POST /v1/machines/{id}/snapshot",
-          requestId,
-        })
-      : null;
-  try {
-    assertMachineStatus(first, [...allowed], "a snapshot");
-    const info = await withMachineOp(deps, first.id, async (m) => {
-      assertMachineStatus(m, [...allowed], "a snapshot");
-      const { provider, handle } = bindManaged(deps, m);
-      return provider.snapshot(handle, name ?? `snapshot-${deps.clock.now().toISOString()}`);
-    });
-    const settled = hold ? await capture(deps, hold.id) : null;
-    const row = await deps.db.machineSnapshot.create({
-      data: {
-        id: info.snapshot_id,
-        machineId: first.id,
-        accountId: principal.accountId,
-        mode: principal.mode,
-        name: info.name,
-        status: "available",
-        sizeBytes: BigInt(info.size_bytes),
-        providerRef: info.snapshot_id,
-        creditsCharged: price,
-      },
-    });
-    return {
-      snapshot: toSnapshotRecord(row),
-      creditsCharged: price,
-      balance: settled?.balance ?? hold?.balanceAfter ?? null,
-    };
-  } catch (e) {
-    if (hold) await release(deps, hold.id).catch(() => {});
-    throw e;
-  }
+          mode: principal.mode,
+          name: info.name,
+          status: "available",
+          sizeBytes: BigInt(info.size_bytes),
+          providerRef: info.snapshot_id,
+          creditsCharged: price,
+        },
+      });
+    },
+  );
+  return { snapshot: toSnapshotRecord(charged.result), creditsCharged: charged.charged, balance: charged.remaining };
 }
 
 /** A machine's snapshots, newest first, in the list shape (DECISIONS.md "Compatibility amendments"). */
