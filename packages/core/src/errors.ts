@@ -138,6 +138,7 @@ export const OUTCOME_CODES = {
   ACTION_POLICY_VIOLATION: "fail action / run: the engine's actions broke the action policy",
   TOOL_NOT_ALLOWED: "fail action: the request's tools filter removed every action",
   PROVIDER_REFUSAL: "fail action: the BYOK provider refused the request",
+  VERIFICATION_FAILED: "fail action: the local engine could not confirm that its last step took effect",
   // machine commands: error.code of a command result (managed desktops, mock machines, external drivers)
   FAILED: "command: the driver reported a failure without a code",
   SKIPPED: "command: not run, an earlier batch step failed and stop_on_error is set",
