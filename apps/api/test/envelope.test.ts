@@ -101,4 +101,12 @@ describe("headers on every response", () => {
     expect(page.status).toBe(200);
     expect(page.text).toContain('id="INVALID_API_KEY"');
   });
+
+  it("the error page lists the one table: every envelope code and every code inside an answer (issue 11)", async () => {
+    const { ERROR_CODES, OUTCOME_CODES } = await import("@cua/core/errors");
+    const page = await call(s.url, "GET", "/docs/errors");
+    for (const code of [...Object.keys(ERROR_CODES), ...Object.keys(OUTCOME_CODES)])
+      expect(page.text).toContain(`id="${code}"`);
+    expect(page.text).toContain("MAX_STEPS_EXCEEDED");
+  });
 });

@@ -1,6 +1,6 @@
 // /docs: an API reference rendered on the server from the OpenAPI document (works offline, no CDN),
 // and /docs/errors: every error code with its status, type and retry rules (docs_url targets).
-import { ERROR_CODES, errorType } from "@cua/core/errors";
+import { ERROR_CODES, errorType, OUTCOME_CODES } from "@cua/core/errors";
 import type { FastifyInstance } from "fastify";
 
 const esc = (s: unknown) =>
@@ -64,10 +64,15 @@ function renderErrors(): string {
         `<tr id="${code}"><td><code>${code}</code></td><td>${i.status}</td><td>${errorType(i.status)}</td><td>${i.retryable}</td><td>${i.sameKey}</td><td>${esc(i.message)}</td></tr>`,
     )
     .join("");
+  const outcomes = Object.entries(OUTCOME_CODES)
+    .map(([code, meaning]) => `<tr id="${code}"><td><code>${code}</code></td><td>${esc(meaning)}</td></tr>`)
+    .join("");
   return page(
     "Errors",
     `<h1>Errors</h1><p>Every error is <code>{"error": {code, message, type, request_id, retryable, retry_with_same_idempotency_key, docs_url, ...}}</code>. Retry only when <code>retryable</code> is true; reuse the Idempotency-Key only when <code>retry_with_same_idempotency_key</code> is true; honour the larger of Retry-After and <code>retry_after</code>.</p>
-<table><tr><th>code</th><th>status</th><th>type</th><th>retryable</th><th>same key</th><th>meaning</th></tr>${rows}</table><p><a href="/docs">API reference</a></p>`,
+<table><tr><th>code</th><th>status</th><th>type</th><th>retryable</th><th>same key</th><th>meaning</th></tr>${rows}</table>
+<h2>Codes inside an answer</h2><p>A successful answer can carry a code of its own: a failed run's <code>error.code</code> (GET /v1/runs/{id}, run events, callbacks; a run that fails on an API error keeps that error's code), a machine command's <code>error.code</code> (actions, batches, browser, terminal and file operations, driver results) and a <code>fail</code> action's <code>params.code</code>.</p>
+<table><tr><th>code</th><th>meaning</th></tr>${outcomes}</table><p><a href="/docs">API reference</a></p>`,
   );
 }
 
