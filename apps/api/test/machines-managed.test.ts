@@ -343,8 +343,10 @@ describe("managed machines on real desktops (live key)", () => {
     // an absolute path reaches what the machine's user may touch, nothing more (issue 12)
     const denied = await f("write", { path: "/etc/cua-compat-probe", content: "x" });
     expect(denied.body.success, JSON.stringify(denied.body)).toBe(false);
-    expect((await f("write", { path: "/tmp/compat.txt", content: "t" })).body.success).toBe(true);
-    expect((await f("read", { path: "/tmp/compat.txt" })).body.result.content).toBe("t");
+    // (a name of this machine's own: /tmp is shared, and a file another machine left there is not ours)
+    expect((await f("write", { path: `/tmp/compat-${id}.txt`, content: "t" })).body.success).toBe(true);
+    expect((await f("read", { path: `/tmp/compat-${id}.txt` })).body.result.content).toBe("t");
+    await f("delete", { path: `/tmp/compat-${id}.txt` });
     expect((await f("delete", { path: "shell.txt" })).body.success).toBe(true);
     expect((await f("exists", { path: "shell.txt" })).body.result.exists).toBe(false);
   }, 60_000);
