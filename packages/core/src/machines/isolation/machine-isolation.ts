@@ -113,6 +113,10 @@ export class MachineIsolation {
       if (missing.length)
         throw new Error(`missing ${missing.join(", ")} (Debian packages iproute2, iptables, util-linux, mount)`);
       await writeFile("/proc/sys/net/ipv4/ip_forward", "1");
+      // machines share /tmp and /dev/shm: links and FIFOs another user planted there are not followed or
+      // opened (the kernel's protected_* settings, as systemd sets them; best effort)
+      for (const name of ["protected_symlinks", "protected_hardlinks", "protected_regular", "protected_fifos"])
+        await writeFile(`/proc/sys/fs/${name}`, "1").catch(() => {});
       const resolv = await readFile("/etc/resolv.conf", "utf8").catch(() => "");
       this.dnsServers = dnsServersOf(resolv);
       await installHostFirewall({
