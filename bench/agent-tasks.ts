@@ -7,7 +7,7 @@
 //   npm run bench -- agent-tasks            npx tsx bench/agent-tasks.ts [--only=name,name] [--verbose]
 // Needs root and the packages of scripts/install-desktop-deps.sh.
 import { existsSync } from "node:fs";
-import { chmod, mkdtemp, rm } from "node:fs/promises";
+import { chmod, mkdtemp, rm, writeFile } from "node:fs/promises";
 import http from "node:http";
 import os from "node:os";
 import path from "node:path";
@@ -178,12 +178,12 @@ const TASKS: Task[] = [
   },
   {
     name: "search-enter",
-    covers: "placeholder field, press Enter",
+    covers: "search for X (a field by its placeholder, Enter)",
     html: page(
       "Docs",
       `<main><h1>Documentation</h1><form method="post" action="submit"><input name="q" placeholder="Search the docs" style="width:420px"></form></main>`,
     ),
-    task: "Search the docs for webhooks: type webhooks in the search field and press Enter",
+    task: "Search the docs for webhooks",
     verify: (h) => lastPost(h)?.q === "webhooks",
   },
   {
@@ -539,6 +539,15 @@ export async function benchAgentTasks() {
         `${verified ? "ok  " : "MISS"} ${falseSuccess ? "FALSE-SUCCESS " : ""}${t.name.padEnd(18)} ${r.status.padEnd(10)} steps ${String(r.step_count ?? 0).padStart(2)}  ${String(r.usage?.credits_charged ?? 0).padStart(3)} credits  ${secs.toFixed(1).padStart(5)} s  ${t.covers}${!verified && why ? `\n       (${why.slice(0, 200)})` : ""}`,
       );
       if (verbose && !verified) {
+        // the screen the run ended on, for a look
+        const shot = await fetch(`${svc.url}/v1/machines/${machine}/screenshot`, {
+          headers: { "X-API-Key": svc.account.live_key, Accept: "image/png" },
+        });
+        if (shot.ok) {
+          const file = path.join(os.tmpdir(), `agent-task-${t.name}.png`);
+          await writeFile(file, Buffer.from(await shot.arrayBuffer()));
+          console.log(`       screen: ${file}`);
+        }
         const steps = await svc.db.db.runStep.findMany({ where: { runId: run.id }, orderBy: { step: "asc" } });
         for (const st of steps)
           console.log(`       ${st.step} ${JSON.stringify(st.actions)} ${st.reasoning ?? ""}`.slice(0, 400));

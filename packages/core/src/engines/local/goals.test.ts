@@ -75,6 +75,8 @@ describe("goal phrasings into steps (issue 15)", () => {
       ["open terminal", "type printf '%s\\n' 'hello' > 'notes.txt' -> (focus)", "press enter"],
     ],
     ["Open a terminal", ["open terminal"]],
+    ["Search the docs for webhooks", ["type webhooks -> Search", "press enter"]],
+    ["search for 'red shoes'", ["type red shoes -> Search", "press enter"]],
     ["open the file manager", ["open file manager"]],
   ])("%s", (text, want) => {
     expect(brief(parseGoal(text) ?? [])).toEqual(want);

@@ -242,6 +242,14 @@ export function parseGoal(raw: string): Step[] | null {
     }
   }
 
+  // search (the docs) for X: the search field, then Enter
+  const search = /^(?:search|look)\s+(?:(?:the|this)\s+[\w -]{1,30}?\s+)?(?:up\s+)?for\s+(.+)$/i.exec(s);
+  if (search?.[1])
+    return [
+      { kind: "type", text: unquoteAll(search[1]), target: "Search", alts: ["Search box", "Find"] },
+      { kind: "keys", keys: ["enter"], combo: false, repeat: 1 },
+    ];
+
   // change / set / update X to Y: replace the field's content
   const set = /^(?:change|set|update|make)\s+(?:the\s+|my\s+)?(.+?)\s+(?:to|=)\s+(.+)$/i.exec(s);
   if (set?.[1] && set[2]) {

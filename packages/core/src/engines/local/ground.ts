@@ -93,10 +93,18 @@ function candidateFor(ctx: GroundingContext, m: TextMatch, role: Role | null): C
   // standalone labels (the whole run) are what buttons, links and tabs show
   if (m.whole) score += 0.04;
   // text much taller than the page's usual text is a heading: rarely what a click means
-  if (role !== "heading" && ctx.textHeight && m.bbox.height > 1.35 * ctx.textHeight) score -= 0.06;
+  // (a button's label sits on a filled shape and is never a heading; the median includes a browser's
+  // small chrome text, so the bar is well above it)
+  if (
+    role !== "heading" &&
+    ctx.textHeight &&
+    m.bbox.height > 1.5 * ctx.textHeight &&
+    !(ctx.pixels && onFilledShape(ctx.pixels, m.bbox))
+  )
+    score -= 0.06;
   // the top strip of the screen holds a browser's tabs and window titles, which repeat the page's
   // title: what a click means is on the page (unless a tab is asked for)
-  if (role !== "tab" && m.bbox.y + m.bbox.height / 2 < Math.min(44, ctx.ocr.height * 0.06)) score -= 0.05;
+  if (role !== "tab" && m.bbox.y + m.bbox.height / 2 < Math.min(44, ctx.ocr.height * 0.06)) score -= 0.15;
   if (ctx.pixels && role === "button" && onFilledShape(ctx.pixels, m.bbox)) score += 0.03;
   if (ctx.near) {
     const c = boxCenter(m.bbox);
@@ -115,7 +123,7 @@ function candidateFor(ctx: GroundingContext, m: TextMatch, role: Role | null): C
     }
     // "the search box" is the input, not the Search button beside it: text on a filled shape that
     // is not inside an input box is a button's label
-    if (input?.where !== "inside" && onFilledShape(ctx.pixels, m.bbox)) score -= 0.08;
+    if (input?.where !== "inside" && onFilledShape(ctx.pixels, m.bbox)) score -= input ? 0.08 : 0.5;
   }
   return { match: m, score, point, bbox, element };
 }
@@ -165,7 +173,8 @@ function groundParsed(ctx: GroundingContext, parsed: ParsedDescription, descript
   const matches = textCandidates(ctx, parsed.texts).filter((m) => inArea(ctx, m.bbox, parsed.area));
   const cands = matches.map((m) => candidateFor(ctx, m, parsed.role)).sort((a, b) => b.score - a.score);
   const best = pickOrdinal(cands, parsed.ordinal);
-  if (!best || best.match.score < FOUND_THRESHOLD) {
+  // a role that rules the match out (a button's label where a field is asked for) makes it no answer
+  if (!best || best.match.score < FOUND_THRESHOLD || best.score < FOUND_THRESHOLD - 0.1) {
     const near = cands[0];
     return notFound(
       near ? near.match.score * near.match.ocrConfidence : 0,

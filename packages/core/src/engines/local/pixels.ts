@@ -180,7 +180,8 @@ export function inputBoxForLabel(
 ): { box: Box; where: "inside" | "right" | "below" | "left" } | null {
   const h = Math.max(10, label.height);
   const cy = label.y + label.height / 2;
-  const region: Box = { x: label.x - 12 * h, y: label.y - 3 * h, width: 40 * h + label.width, height: 9 * h };
+  // wide to the left too: a search box's only label may be the Search button at its right end
+  const region: Box = { x: label.x - 30 * h, y: label.y - 3 * h, width: 58 * h + label.width, height: 9 * h };
   const boxes = findInputBoxes(img, region);
   let best: { box: Box; where: "inside" | "right" | "below" | "left"; d: number } | null = null;
   // inside beats right beats below beats left; distance decides within a kind

@@ -222,6 +222,12 @@ describe("verification records (issue 15)", () => {
     expect(typedVisible(ctxOf([joined]), "Name", box)).toBe(false);
   });
 
+  it("typed text is found with the field's caret read as a letter after it", () => {
+    expect(typedVisible(ctxOf([run("Gracel", 210, 102)]), "Grace", box)).toBe(true);
+    expect(typedVisible(ctxOf([run("Bletchleyl", 210, 102)]), "Bletchley", box)).toBe(true);
+    expect(typedVisible(ctxOf([run("Grape", 210, 102)]), "Ada Lovelace", box)).toBe(false);
+  });
+
   it("a click must change the screen; a submit must not bring up an error", () => {
     const before = ctxOf([run("Sign up", 100, 100)]);
     const check: Check = {

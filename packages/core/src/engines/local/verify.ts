@@ -174,9 +174,11 @@ export function typedVisible(ctx: GroundingContext, text: string, box: Box | nul
   }
   if (runs.length === 0) return false;
   const segments = buildSegments(runs);
+  // the caret right after the text reads as a letter ("Grace|" -> "Gracel"): word boundaries do not
+  // count here, only how many characters differ
   return probes.some((p) => {
-    const best = findText(segments, p, 0.5)[0];
-    return best !== undefined && best.score >= 0.75;
+    const n = Math.max(1, normalizeText(p).length);
+    return findText(segments, p, 0.2).some((m) => 1 - m.distance / n >= 0.75);
   });
 }
 
