@@ -1,9 +1,13 @@
 // Webhook and chain triggers through the real server (SPEC.md "Trigger", "States and transitions / Trigger",
 // "Schedules and triggers", "Authentication" 6, "Limits"; DECISIONS.md "Schedules and triggers" and the
 // Compatibility amendment). Webhook requests are signed here the way a sender signs them.
+import { execFile } from "node:child_process";
 import { createHmac } from "node:crypto";
+import fs from "node:fs";
+import path from "node:path";
+import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { call, envelope, startTestServer, type TestServer } from "./helpers.ts";
+import { call, envelope, REPO_ROOT, startTestServer, type TestServer } from "./helpers.ts";
 import { testMachine, waitFor } from "./runs-helpers.ts";
 
 let s: TestServer;
@@ -193,6 +197,31 @@ describe("webhook triggers (SPEC Authentication 6: Service-Signature over t. + r
     const k = await call(s.url, "POST", "/v1/keys", { key: acct.test_key, body: { scopes: ["schedules:write"] } });
     const e = envelope(await addTrigger(sched, { kind: "webhook" }, k.body.key), 403, "INSUFFICIENT_SCOPE");
     expect(e.required_scope).toBe("triggers:write");
+  });
+});
+
+describe("docs/schedules.md signing examples (bash, Python, TypeScript) are accepted as written", () => {
+  it("each snippet's request is a 200 received answer", async () => {
+    const id = await schedule("docs");
+    const t = (await addTrigger(id, { kind: "webhook" })).body;
+    const md = fs.readFileSync(path.join(REPO_ROOT, "docs/schedules.md"), "utf8");
+    const block = (lang: string) => new RegExp("```" + lang + "\\n([\\s\\S]*?)```").exec(md)![1]!;
+    const env = { ...process.env, SECRET: t.webhook_secret, URL: t.webhook_url };
+    // asynchronously: the server answering them runs in this process
+    const run = promisify(execFile);
+    const outputs = await Promise.all([
+      run("bash", ["-c", block("bash")], { env, encoding: "utf8" }),
+      run("python3", ["-c", `import os\nSECRET = os.environ["SECRET"]\nURL = os.environ["URL"]\n${block("python")}`], {
+        env,
+        encoding: "utf8",
+      }),
+      run(process.execPath, ["--input-type=module", "-e", `const { SECRET, URL } = process.env;\n${block("ts")}`], {
+        env,
+        encoding: "utf8",
+      }),
+    ]).then((r) => r.map((x) => x.stdout));
+    for (const out of outputs) expect(out.replace(/\s/g, "")).toContain('"received":true');
+    expect(outputs[2]).toMatch(/^200 (true|false) /);
   });
 });
 
