@@ -24,7 +24,8 @@ PACKAGES=(
   iptables    # owner rule keeping the desktops' DevTools ports to the service (devtools-guard.ts)
   iproute2    # ip netns / veth: each machine's own network namespace (isolation/, docs/security.md)
   tesseract-ocr # OCR fallback of the local engine (tested)
-  fonts-dejavu-core # fonts for rendered test pages
+  fonts-dejavu-core # fonts for rendered test pages and the terminal
+  xterm       # the desktop's terminal (ctrl+alt+t, openbox keybind in local-desktop-provider.ts)
 )
 
 missing=()

@@ -201,8 +201,16 @@ const OPENBOX_MINIMAL_RC = `<?xml version="1.0" encoding="UTF-8"?>
   <focus><focusNew>yes</focusNew><followMouse>yes</followMouse><focusDelay>0</focusDelay><raiseOnFocus>yes</raiseOnFocus></focus>
   <desktops><number>1</number></desktops>
   <mouse><context name="Client"></context></mouse>
+  <keyboard></keyboard>
 </openbox_config>
 `;
+
+/**
+ * The desktop's keyboard shortcut for a terminal (issue 15): ctrl+alt+t opens xterm maximized, in the
+ * home directory, with DejaVu Sans Mono (an Xft font of fonts-dejavu-core: xterm's default bitmap
+ * font is not installed). The local engine's "open a terminal" presses it.
+ */
+export const DESKTOP_KEYBINDS = `<keybind key="C-A-t"><action name="Execute"><command>sh -c 'cd &amp;&amp; exec xterm -maximized -fa "DejaVu Sans Mono" -fs 14'</command></action></keybind>`;
 
 /**
  * openbox's stock Client-context bindings (Press -> Focus, Raise) put a synchronous passive grab on
@@ -211,8 +219,10 @@ const OPENBOX_MINIMAL_RC = `<?xml version="1.0" encoding="UTF-8"?>
  * bindings, with focus following the pointer instead (xdotool moves the pointer before every click).
  */
 export function openboxConfig(stock: string | null): string {
-  if (!stock?.includes('<context name="Client">')) return OPENBOX_MINIMAL_RC;
+  if (!stock?.includes('<context name="Client">'))
+    return OPENBOX_MINIMAL_RC.replace("<keyboard>", `<keyboard>${DESKTOP_KEYBINDS}`);
   return stock
+    .replace("<keyboard>", `<keyboard>${DESKTOP_KEYBINDS}`)
     .replace(/<context name="Client">[\s\S]*?<\/context>/, '<context name="Client"></context>')
     .replace(/<followMouse>[^<]*<\/followMouse>/, "<followMouse>yes</followMouse>")
     .replace(/<focusDelay>[^<]*<\/focusDelay>/, "<focusDelay>0</focusDelay>")

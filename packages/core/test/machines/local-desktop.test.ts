@@ -89,6 +89,14 @@ describe("openbox config", () => {
     expect(rc).toContain("<focusDelay>0</focusDelay>");
     expect(openboxConfig(null)).toContain('<context name="Client"></context>');
   });
+
+  it("binds ctrl+alt+t to a terminal in the stock and the minimal config (issue 15)", () => {
+    const stock = `<openbox_config><keyboard><chainQuitKey>C-g</chainQuitKey></keyboard><mouse><context name="Client"></context></mouse></openbox_config>`;
+    for (const rc of [openboxConfig(stock), openboxConfig(null)]) {
+      expect(rc).toContain('<keybind key="C-A-t"><action name="Execute"><command>sh -c');
+      expect(rc).toContain("exec xterm -maximized");
+    }
+  });
 });
 
 // These tests need root and the Debian packages of scripts/install-desktop-deps.sh (test-all installs
