@@ -47,6 +47,10 @@ it("serves the functions at /api/inngest (the SDK's handler) and does not start 
     "cua-run-deadline",
     "cua-run-sweeper",
     "cua-run-task",
+    "cua-schedule-settle",
+    "cua-schedule-sweeper",
+    "cua-schedule-timer",
+    "cua-workflow-run",
   ]);
   // a wrong key is refused
   const forged = await fetch(`${s.url}/api/inngest`, {
