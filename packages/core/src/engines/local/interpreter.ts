@@ -726,7 +726,11 @@ function stepActions(
       }
       const keys: string[] = [];
       for (let i = 0; i < step.repeat; i++) keys.push(...step.keys);
-      return { actions: [{ action_type: "key_press", params: { keys: keys.slice(0, 100) } }] };
+      // Enter submits (a search, a form, a shell command): the screen must change
+      const sc = ctx.screen;
+      const check: CheckSpec | undefined =
+        sc && keys.includes("enter") ? { k: "change", d: describeStep(step), sig: sc.signature() } : undefined;
+      return { actions: [{ action_type: "key_press", params: { keys: keys.slice(0, 100) } }], check };
     }
     case "scroll": {
       const vertical = step.direction === "up" || step.direction === "down";

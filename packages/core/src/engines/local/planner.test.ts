@@ -151,6 +151,14 @@ describe("planning goal phrasings (issue 15)", () => {
     expect(ready).toMatchObject({ status: "done" });
   });
 
+  it("an Enter must change the screen (a search, a form, a command)", () => {
+    const p = plan("Search the docs for webhooks", [run("Search the docs", 100, 100)], {
+      resume: { step: 1, action: 0 },
+    });
+    expect(p.actions).toEqual([{ action_type: "key_press", params: { keys: ["enter"] } }]);
+    expect(p.check).toMatchObject({ k: "change", d: "press enter" });
+  });
+
   it("looks once more before failing when an element is missing after earlier actions", () => {
     const first = plan("click Save, then click Done", [run("Intro", 10, 10)], { resume: { step: 1, action: 0 } });
     expect(first.actions).toEqual([{ action_type: "wait", params: { seconds: 1 } }]);
