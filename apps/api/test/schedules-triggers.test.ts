@@ -181,6 +181,45 @@ describe("webhook triggers (SPEC Authentication 6: Service-Signature over t. + r
     expect((await fire(b.webhook_url, body, { "Service-Signature": sign(b.webhook_secret, body) })).status).toBe(200);
   });
 
+  it("the secret is in the create answer and its exact idempotent replay only (SPEC Trigger)", async () => {
+    const id = await schedule("replayed");
+    const headers = { "Idempotency-Key": `trg-${id}` };
+    const a = await call(s.url, "POST", `/v1/schedules/${id}/triggers`, {
+      key: acct.test_key,
+      body: { kind: "webhook" },
+      headers,
+    });
+    const b = await call(s.url, "POST", `/v1/schedules/${id}/triggers`, {
+      key: acct.test_key,
+      body: { kind: "webhook" },
+      headers,
+    });
+    expect(b.headers.get("x-service-idempotent-replay")).toBe("true");
+    expect(b.body.webhook_secret).toBe(a.body.webhook_secret);
+    const list = await call(s.url, "GET", `/v1/schedules/${id}/triggers`, { key: acct.test_key });
+    expect(list.body.data).toHaveLength(1);
+  });
+
+  it("identical bodies sent at once start one run; the others are deduplicated", async () => {
+    const id = await schedule("burst");
+    const t = (await addTrigger(id, { kind: "webhook" })).body;
+    const body = '{"burst":true}';
+    const sig = sign(t.webhook_secret, body);
+    const answers = await Promise.all(
+      Array.from({ length: 6 }, () => fire(t.webhook_url, body, { "Service-Signature": sig })),
+    );
+    expect(answers.map((a) => a.status)).toEqual(Array(6).fill(200));
+    expect(answers.filter((a) => a.body.deduplicated === false)).toHaveLength(1);
+    expect(new Set(answers.map((a) => a.body.run_id)).size).toBe(1);
+    expect((await history(id)).filter((h) => h.trigger === "webhook")).toHaveLength(1);
+  });
+
+  it("a JSON body is inspected like every JSON body: too deep is 422, not JSON is 400 MALFORMED_JSON", async () => {
+    const deep = `${"[".repeat(70)}${"]".repeat(70)}`;
+    envelope(await fire(url, deep, { "Service-Signature": sign(secret, deep) }), 422, "VALIDATION_ERROR");
+    envelope(await fire(url, "{nope", { "Service-Signature": sign(secret, "{nope") }), 400, "MALFORMED_JSON");
+  });
+
   it("trigger ids: 400 INVALID_TRIGGER_ID, 404 TRIGGER_NOT_FOUND; triggers:write is required", async () => {
     envelope(
       await call(s.url, "DELETE", `/v1/schedules/${sched}/triggers/nope`, { key: acct.test_key }),
@@ -226,6 +265,11 @@ describe("docs/schedules.md signing examples (bash, Python, TypeScript) are acce
 });
 
 describe("chain triggers (DECISIONS: on_complete|on_failure|on_any, pass_output, no cycles, 5 levels)", () => {
+  beforeAll(async () => {
+    // a fresh account: a test key holds at most 10 schedules (SPEC Limits)
+    acct = await s.account({ tier: "enterprise", credits: 1000 });
+    machine = await testMachine(s, acct.test_key);
+  });
   it("a chain of three schedules fires in order, passing the output; on_failure does not fire on success", async () => {
     const a = await schedule("A");
     const b = await schedule("B");

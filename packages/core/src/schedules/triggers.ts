@@ -278,14 +278,21 @@ export async function fireWebhook(
     });
     return { delivery: d };
   });
-  if ("dup" in claim && claim.dup)
+  if ("dup" in claim && claim.dup) {
+    // the first delivery may still be starting its run: its run id is worth a short wait
+    let runId = claim.dup.runId;
+    for (let i = 0; runId === null && i < 50; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      runId = (await deps.db.webhookDelivery.findUnique({ where: { id: claim.dup.id } }))?.runId ?? null;
+    }
     return {
       received: true,
       schedule_id: s.id,
-      run_id: claim.dup.runId,
+      run_id: runId,
       deduplicated: true,
       message: `The same body arrived within ${WEBHOOK_DEDUP_WINDOW_SECONDS} seconds; no new run was started.`,
     };
+  }
   const delivery = claim.delivery!;
   if (s.status !== "active") {
     await deps.db.scheduleRun.create({
