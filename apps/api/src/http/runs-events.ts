@@ -8,12 +8,12 @@
 // cursor gets the replay, `done`, then the close.
 // Auth, rate limit, scope runs:read, the run id format and the 404 run through the runs.get procedure.
 import { CoreError } from "@cua/core/errors";
-import type { RunEventFrame } from "@cua/core/runs/event-hub";
+import { apiKeyCaller } from "@cua/core/operations/caller";
 import { runEventsOp } from "@cua/core/runs/run-events.op";
-import { isTerminal } from "@cua/core/runs/run-record";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { AppDeps } from "../app-deps.ts";
 import { baseUrlOf, createContextFactory } from "../trpc/context.ts";
+import { operationContext } from "../trpc/operations.ts";
 import { appRouter } from "../trpc/router.ts";
 import { renderError, toCoreError } from "./render-error.ts";
 
@@ -37,11 +37,9 @@ export function registerRunEvents(app: FastifyInstance, deps: AppDeps): void {
     const ctx = createContextFactory(deps, "rest")({ req });
     const { id } = req.params as { id: string };
     let after: number;
-    let status: string;
     try {
-      const run = await appRouter.createCaller(ctx).runs.get({ id });
+      await appRouter.createCaller(ctx).runs.get({ id });
       after = cursorOf(req);
-      status = run.status;
     } catch (e) {
       const ce = toCoreError(e, "query");
       if (ce.code === "INTERNAL_ERROR")
@@ -69,13 +67,13 @@ export function registerRunEvents(app: FastifyInstance, deps: AppDeps): void {
     });
     raw.write("retry: 2000\n\n");
     let ended = false;
-    let sub: { close(): void } | null = null;
+    const stop = new AbortController();
     const heartbeat = setInterval(() => raw.write(": ping\n\n"), heartbeatMs);
     const end = () => {
       if (ended) return;
       ended = true;
       clearInterval(heartbeat);
-      sub?.close();
+      stop.abort();
       raw.end();
       if (ctx.principal) {
         deps.usage.record({
@@ -94,33 +92,26 @@ export function registerRunEvents(app: FastifyInstance, deps: AppDeps): void {
     req.raw.once("close", end);
     raw.once("close", end);
 
-    // connected after the end, with the terminal frame already seen: nothing more will come
-    if (isTerminal(status)) {
-      const terminal = await deps.db.runEvent.findFirst({
-        where: { runId: id, event: "terminal" },
-        select: { seq: true },
-      });
-      if (terminal && terminal.seq <= after) return end();
-    }
-    const write = (frames: RunEventFrame[]) => {
-      if (ended) return;
-      let chunk = "";
-      let last = false;
-      for (const f of frames) {
-        chunk += `id: ${f.seq}\nevent: ${f.event}\ndata: ${JSON.stringify(f.data)}\n\n`;
+    // the frames come from the operation's own stream (the console's subscription reads the same one)
+    const caller = apiKeyCaller(ctx.principal!);
+    const frames = runEventsOp.stream!(
+      operationContext(ctx, runEventsOp as never, caller),
+      { id, after: String(after) },
+      stop.signal,
+    );
+    try {
+      for await (const f of frames) {
+        if (ended) break;
+        let chunk = `id: ${f.seq}\nevent: ${f.event}\ndata: ${JSON.stringify(f.data)}\n\n`;
         if (f.event === "terminal") {
           const d = f.data as { status?: string };
           chunk += `event: done\ndata: ${JSON.stringify({ status: d.status, run_id: id })}\n\n`;
-          last = true;
-          break;
         }
+        raw.write(chunk);
       }
-      raw.write(chunk);
-      if (last) end();
-    };
-    sub = deps.runEvents.subscribe(id, after, write, (e) => {
+    } catch (e) {
       req.log.warn({ err: e }, "run events read failed");
-    });
-    if (ended) sub.close();
+    }
+    end();
   });
 }

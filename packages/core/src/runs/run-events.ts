@@ -4,6 +4,7 @@ import type { Principal } from "../keys/authenticate-key.ts";
 import type { OperationDeps } from "../operations/define.ts";
 import type { RunEventFrame } from "./event-hub.ts";
 import { getRun } from "./get-run.ts";
+import { isTerminal } from "./run-record.ts";
 
 export async function* streamRunEvents(
   deps: Pick<OperationDeps, "db" | "runEvents">,
@@ -12,7 +13,12 @@ export async function* streamRunEvents(
   after: number,
   signal?: AbortSignal,
 ): AsyncGenerator<RunEventFrame> {
-  await getRun(deps, principal, runId); // 404 before streaming
+  const run = await getRun(deps, principal, runId); // 404 before streaming
+  if (isTerminal(run.status)) {
+    // connected after the end, with the terminal frame already seen: nothing more will come
+    const terminal = await deps.db.runEvent.findFirst({ where: { runId, event: "terminal" }, select: { seq: true } });
+    if (terminal && terminal.seq <= after) return;
+  }
   const queue: RunEventFrame[] = [];
   let wake: (() => void) | null = null;
   let failure: unknown = null;
