@@ -209,9 +209,8 @@ describe("step types", () => {
     });
     const run = await waitStatus(id);
     expect(run.status).toBe("succeeded");
-    const [a, b] = await Promise.all(
-      ["a", "b"].map((x) => s.app.deps.db.run.findUniqueOrThrow({ where: { id: stepOf(run, x).run_id } })),
-    );
+    const a = await s.app.deps.db.run.findUniqueOrThrow({ where: { id: stepOf(run, "a").run_id } });
+    const b = await s.app.deps.db.run.findUniqueOrThrow({ where: { id: stepOf(run, "b").run_id } });
     // overlap: each child started before the other finished
     expect(a.startedAt!.getTime()).toBeLessThan(b.finishedAt!.getTime());
     expect(b.startedAt!.getTime()).toBeLessThan(a.finishedAt!.getTime());

@@ -2,7 +2,9 @@
 // the pinned definition; every effect is one memoized step whose body is one core call
 // (packages/core/src/workflows/engine.ts), so a crash replays the walk from memoized results and no step
 // body that committed runs again. Conditions and templates are evaluated here over the memoized results
-// (deterministic on replay); nothing is evaluated as code.
+// (deterministic on replay); nothing is evaluated as code. Steps without effects (assert, if, loop, retry,
+// parallel, succeed, fail) run inside the function: what they did is recorded in a batch (per branch) that
+// the next effect's body writes in its own transaction (a task start, an approval, the finish).
 //
 //   workflow-run   workflow/started -> begin, walk, finish; cancelled by workflow/cancelled.
 //     task            enter, start a task run (the run-task function drives it, billed as a run), then wait
@@ -20,14 +22,12 @@ import {
   beginWorkflowRun,
   checkApproval,
   checkTaskStep,
-  countIteration,
-  enterStep,
   finishWorkflowRun,
   type Gate,
-  instantStep,
-  leaveStep,
   openApproval,
+  type Pending,
   type RunFailure,
+  type StepRecord,
   startTaskStep,
   type TaskFields,
 } from "@cua/core/workflows/engine";
@@ -73,6 +73,8 @@ export function createWorkflowFunctions(client: Inngest.Any, deps: WorkflowsDeps
       const begun = (await step.run("begin", () => beginWorkflowRun(deps, runId))) as Begun;
       if (!begun.started) return { status: "not started" };
       const scope: Scope = { inputs: begun.inputs, vars: {}, steps: {} };
+      /** loop iterations and retry attempts after the first (guard max_iterations) */
+      let iterations = 0;
       const check = (g: Gate) => {
         if (g.ok) return;
         if (g.stop) throw new Stopped();
@@ -81,19 +83,40 @@ export function createWorkflowFunctions(client: Inngest.Any, deps: WorkflowsDeps
       const secondsUntil = (iso: string) =>
         Math.max(1, Math.ceil((Date.parse(iso) - deps.clock.now().getTime()) / 1000));
       const sub = (iter: string, id: string, n: number) => `${iter ? `${iter}/` : ""}${id}.${n}`;
-
-      const runList = async (list: Step[], iter: string): Promise<void> => {
-        for (const s of list) await runStep(s, iter);
+      type Buf = { records: StepRecord[] };
+      /** the batch so far, emptied: the next effect writes it */
+      const take = (buf: Buf): Pending => {
+        const records = buf.records;
+        buf.records = [];
+        return { records, iterations };
+      };
+      const iterate = (s: Step) => {
+        if (iterations >= begun.maxIterations)
+          throw new Failed({
+            code: "GUARD_EXCEEDED",
+            message: `max_iterations (${begun.maxIterations}) used up`,
+            step_id: s.id,
+          });
+        iterations++;
       };
 
-      const runStep = async (s: Step, iter: string): Promise<void> => {
+      const runList = async (list: Step[], iter: string, buf: Buf): Promise<void> => {
+        for (const s of list) await runStep(s, iter, buf);
+      };
+
+      const runStep = async (s: Step, iter: string, buf: Buf): Promise<void> => {
         const k = iter ? `${s.id}@${iter}` : s.id;
         const m = { stepId: s.id, type: s.type, iteration: iter };
+        const at = () => deps.clock.now().toISOString();
+        const enter = () => buf.records.push({ ...m, kind: "enter", at: at() });
+        const leave = (status: "succeeded" | "failed", output?: unknown, error?: RunFailure | null) =>
+          buf.records.push({ ...m, kind: "leave", status, output, error: error ?? null, at: at() });
         const bind = (v: unknown) => {
           scope.steps[s.id] = v;
         };
         switch (s.type) {
           case "assert": {
+            enter();
             const passed = evaluate(s.condition, scope);
             const fail: RunFailure | null = passed
               ? null
@@ -102,89 +125,84 @@ export function createWorkflowFunctions(client: Inngest.Any, deps: WorkflowsDeps
                   message: asText(render(s.message ?? "", scope)) || `assert "${s.id}" did not hold`,
                   step_id: s.id,
                 };
-            check(
-              await step.run(`assert:${k}`, () =>
-                instantStep(deps, runId, {
-                  ...m,
-                  status: passed ? "succeeded" : "failed",
-                  output: { passed },
-                  error: fail,
-                }),
-              ),
-            );
+            leave(passed ? "succeeded" : "failed", { passed }, fail);
             bind({ passed });
             if (fail) throw new Failed(fail);
             return;
           }
           case "succeed": {
+            enter();
             const output = render(s.output ?? null, scope) ?? null;
-            check(
-              await step.run(`succeed:${k}`, () =>
-                instantStep(deps, runId, { ...m, status: "succeeded", output: { output } }),
-              ),
-            );
+            leave("succeeded", { output });
             bind({ output });
             throw new Succeeded(output);
           }
           case "fail": {
+            enter();
             const fail: RunFailure = {
               code: "WORKFLOW_FAILED",
               message: asText(render(s.message ?? "", scope)) || `fail step "${s.id}"`,
               step_id: s.id,
             };
-            check(await step.run(`fail:${k}`, () => instantStep(deps, runId, { ...m, status: "failed", error: fail })));
+            leave("failed", null, fail);
             throw new Failed(fail);
           }
           case "if": {
+            enter();
             const cond = evaluate(s.condition, scope);
-            check(await step.run(`enter:${k}`, () => enterStep(deps, runId, m)));
-            await runList(cond ? s.then : (s.else ?? []), iter);
+            await runList(cond ? s.then : (s.else ?? []), iter, buf);
             const out = { condition: cond, branch: cond ? "then" : s.else ? "else" : null };
-            await step.run(`leave:${k}`, () => leaveStep(deps, runId, { ...m, status: "succeeded", output: out }));
+            leave("succeeded", out);
             bind(out);
             return;
           }
           case "loop": {
-            check(await step.run(`enter:${k}`, () => enterStep(deps, runId, m)));
+            enter();
             const max = s.max_iterations ?? DEFAULT_LOOP_MAX_ITERATIONS;
             let count: number | null = null;
             if (s.count !== undefined) {
               const c = typeof s.count === "string" ? render(s.count, scope) : s.count;
               const n = typeof c === "string" && /^\d+$/.test(c) ? Number(c) : c;
-              if (typeof n !== "number" || !Number.isInteger(n) || n < 0 || n > 1000)
-                throw new Failed({
+              if (typeof n !== "number" || !Number.isInteger(n) || n < 0 || n > 1000) {
+                const fail: RunFailure = {
                   code: "STEP_FAILED",
                   message: `loop "${s.id}": count resolved to ${asText(c) || "nothing"}, not an integer from 0 to 1000`,
                   step_id: s.id,
-                });
+                };
+                leave("failed", null, fail);
+                throw new Failed(fail);
+              }
               count = n;
             }
             let i = 0;
             for (;;) {
               const more = count !== null ? i < count : evaluate(s.while!, scope);
               if (!more) break;
-              if (i >= max)
-                throw new Failed({
+              if (i >= max) {
+                const fail: RunFailure = {
                   code: "GUARD_EXCEEDED",
                   message: `loop "${s.id}" reached its max_iterations (${max})`,
                   step_id: s.id,
-                });
+                };
+                leave("failed", { iterations: i }, fail);
+                throw new Failed(fail);
+              }
+              iterate(s);
               i++;
-              check(await step.run(`iter:${k}#${i}`, () => countIteration(deps, runId, s.id)));
-              await runList(s.body, sub(iter, s.id, i));
+              await runList(s.body, sub(iter, s.id, i), buf);
             }
             const out = { iterations: i };
-            await step.run(`leave:${k}`, () => leaveStep(deps, runId, { ...m, status: "succeeded", output: out }));
+            leave("succeeded", out);
             bind(out);
             return;
           }
           case "retry": {
-            check(await step.run(`enter:${k}`, () => enterStep(deps, runId, m)));
+            enter();
             let attempt = 1;
             for (; ; attempt++) {
-              if (attempt > 1) check(await step.run(`iter:${k}#${attempt}`, () => countIteration(deps, runId, s.id)));
+              if (attempt > 1) iterate(s);
               try {
-                await runList(s.body, sub(iter, s.id, attempt));
+                await runList(s.body, sub(iter, s.id, attempt), buf);
                 break;
               } catch (e) {
                 if (e instanceof Failed && RETRYABLE.has(e.fail.code) && attempt < s.max_attempts) continue;
@@ -192,24 +210,28 @@ export function createWorkflowFunctions(client: Inngest.Any, deps: WorkflowsDeps
               }
             }
             const out = { attempts: attempt };
-            await step.run(`leave:${k}`, () => leaveStep(deps, runId, { ...m, status: "succeeded", output: out }));
+            leave("succeeded", out);
             bind(out);
             return;
           }
           case "parallel": {
-            check(await step.run(`enter:${k}`, () => enterStep(deps, runId, m)));
-            const settled = await Promise.allSettled(s.branches.map((b) => runList(b, iter)));
+            enter();
+            // each branch records into its own batch (the first one takes what came before)
+            const bufs: Buf[] = s.branches.map((_, i) => ({ records: i === 0 ? take(buf).records : [] }));
+            const settled = await Promise.allSettled(s.branches.map((b, i) => runList(b, iter, bufs[i]!)));
+            for (const b of bufs) buf.records.push(...b.records);
             const rejected = settled.find((r): r is PromiseRejectedResult => r.status === "rejected");
             if (rejected) throw rejected.reason;
             const out = { branches: s.branches.length };
-            await step.run(`leave:${k}`, () => leaveStep(deps, runId, { ...m, status: "succeeded", output: out }));
+            leave("succeeded", out);
             bind(out);
             return;
           }
           case "human_approval": {
             const message = asText(render(s.message ?? "", scope)) || `Approve step "${s.id}"?`;
+            const pending = take(buf);
             const opened = await step.run(`approval:${k}`, () =>
-              openApproval(deps, runId, m, message, s.timeout_seconds ?? null),
+              openApproval(deps, runId, m, message, s.timeout_seconds ?? null, pending),
             );
             if (!opened.ok) return check(opened);
             let until = opened.deadlineAt;
@@ -240,8 +262,9 @@ export function createWorkflowFunctions(client: Inngest.Any, deps: WorkflowsDeps
               ...(s.max_steps ? { max_steps: s.max_steps } : {}),
               ...(s.on_awaiting_human ? { on_awaiting_human: s.on_awaiting_human } : {}),
             };
-            check(await step.run(`enter:${k}`, () => enterStep(deps, runId, m)));
-            const started = await step.run(`task:${k}`, () => startTaskStep(deps, runId, m, fields));
+            enter();
+            const pending = take(buf);
+            const started = await step.run(`task:${k}`, () => startTaskStep(deps, runId, m, fields, pending));
             if (!started.ok) return check(started);
             const child = started.runId;
             let until = deps.clock.now().toISOString();
@@ -269,26 +292,21 @@ export function createWorkflowFunctions(client: Inngest.Any, deps: WorkflowsDeps
         }
       };
 
+      const root: Buf = { records: [] };
+      const finish = (outcome: { status: "succeeded"; output: unknown } | { status: "failed"; error: RunFailure }) => {
+        const pending = take(root);
+        return step.run("finish", () => finishWorkflowRun(deps, runId, outcome, pending));
+      };
       try {
-        await runList(begun.definition.steps, "");
+        await runList(begun.definition.steps, "", root);
         const output = begun.definition.output === undefined ? null : (render(begun.definition.output, scope) ?? null);
-        const status = await step.run("finish", () => finishWorkflowRun(deps, runId, { status: "succeeded", output }));
-        return { status };
+        return { status: await finish({ status: "succeeded", output }) };
       } catch (e) {
         if (e instanceof Stopped) return { status: "stopped" };
-        if (e instanceof Succeeded) {
-          const output = e.output;
-          const status = await step.run("finish", () =>
-            finishWorkflowRun(deps, runId, { status: "succeeded", output }),
-          );
-          return { status };
-        }
+        if (e instanceof Succeeded) return { status: await finish({ status: "succeeded", output: e.output }) };
         const fail: RunFailure =
           e instanceof Failed ? e.fail : { code: "STEP_FAILED", message: e instanceof Error ? e.message : String(e) };
-        const status = await step.run("finish", () =>
-          finishWorkflowRun(deps, runId, { status: "failed", error: fail }),
-        );
-        return { status };
+        return { status: await finish({ status: "failed", error: fail }) };
       }
     },
   );

@@ -3,6 +3,7 @@
 // body is idempotent (keyed by the run, the step id and its iteration path). The function walks the pinned
 // definition; these bodies read and write the database and check the guards (deadline_seconds,
 // max_iterations, budget_cents -> GUARD_EXCEEDED; SPEC.md "Workflows", DECISIONS.md "Workflows").
+import type { Tx } from "@cua/db/client";
 import { Prisma, type WorkflowRun } from "@cua/db/generated";
 import type { Principal } from "../keys/authenticate-key.ts";
 import { createRun } from "../runs/create-run.ts";
@@ -38,6 +39,7 @@ export interface Begun {
   started: boolean;
   definition: Definition;
   inputs: Record<string, unknown>;
+  maxIterations: number;
 }
 
 /** queued -> running; the pinned definition and the inputs. started false: the run is terminal already. */
@@ -56,6 +58,7 @@ export async function beginWorkflowRun(deps: WorkflowsDeps, runId: string): Prom
     started: Boolean(run && !isTerminal(run.status)),
     definition: (run?.definition ?? { steps: [] }) as unknown as Definition,
     inputs: (run?.inputs ?? {}) as Record<string, unknown>,
+    maxIterations: run?.maxIterations ?? 0,
   };
 }
 
@@ -66,109 +69,127 @@ export interface StepMark {
   iteration: string;
 }
 
-/** A step starts: guards checked, its row running, a step_started frame. */
-export async function enterStep(deps: WorkflowsDeps, runId: string, m: StepMark): Promise<Gate> {
-  const g = await gate(deps, await load(deps, runId), m.stepId);
-  if (!g.ok) return g;
-  const now = deps.clock.now();
-  await deps.db.$transaction(async (tx) => {
-    const ordinal = await tx.workflowRunStep.count({ where: { runId } });
-    await tx.workflowRunStep.upsert({
-      where: { runId_stepId: { runId, stepId: m.stepId } },
-      create: {
-        runId,
-        stepId: m.stepId,
-        type: m.type,
-        status: "running",
-        iteration: m.iteration,
-        ordinal,
-        startedAt: now,
-      },
-      update: {
-        status: "running",
-        iteration: m.iteration,
-        startedAt: now,
-        finishedAt: null,
-        output: Prisma.DbNull,
-        error: Prisma.DbNull,
-        childRunId: null,
-      },
-    });
-    await appendWorkflowEvents(tx, runId, [
-      { event: "step_started", data: { run_id: runId, step_id: m.stepId, type: m.type, iteration: m.iteration } },
-    ]);
-  });
-  return { ok: true };
+/**
+ * What the function observed since its last effect: steps entered and left (the steps without effects,
+ * assert/if/loop/retry/parallel/succeed/fail, run inside the function and are recorded in batches), and the
+ * iterations used so far. Written by the next effect's body, in its transaction.
+ */
+export interface StepRecord extends StepMark {
+  kind: "enter" | "leave";
+  status?: "succeeded" | "failed";
+  output?: unknown;
+  error?: RunFailure | null;
+  /** ISO time the function saw it */
+  at: string;
 }
 
-/** A step ends: its row and a step_finished frame. */
-export async function leaveStep(
+export interface Pending {
+  records: StepRecord[];
+  iterations: number;
+}
+
+/** Writes a batch: one upsert per step (its final state in the batch), the frames in order, iterations_used. */
+export async function writeRecords(tx: Tx, runId: string, pending: Pending): Promise<void> {
+  if (pending.iterations > 0)
+    await tx.$executeRaw`UPDATE workflow_runs SET iterations_used = GREATEST(iterations_used, ${pending.iterations}) WHERE id = ${runId}`;
+  if (pending.records.length === 0) return;
+  const rows = new Map<
+    string,
+    {
+      step_id: string;
+      type: string;
+      status: string;
+      iteration: string;
+      output: unknown;
+      error: unknown;
+      started_at: string | null;
+      finished_at: string | null;
+    }
+  >();
+  for (const r of pending.records) {
+    const prev = rows.get(r.stepId);
+    if (r.kind === "enter")
+      rows.set(r.stepId, {
+        step_id: r.stepId,
+        type: r.type,
+        status: "running",
+        iteration: r.iteration,
+        output: null,
+        error: null,
+        started_at: r.at,
+        finished_at: null,
+      });
+    else
+      rows.set(r.stepId, {
+        step_id: r.stepId,
+        type: r.type,
+        status: r.status ?? "succeeded",
+        iteration: r.iteration,
+        output: r.output ?? null,
+        error: r.error ?? null,
+        started_at: prev?.started_at ?? null,
+        finished_at: r.at,
+      });
+  }
+  // a step entered in another iteration starts afresh (no child run); a leave keeps its start and child
+  await tx.$executeRaw`
+    INSERT INTO workflow_run_steps (run_id, step_id, type, status, iteration, output, error, started_at, finished_at)
+    SELECT ${runId}, x.step_id, x.type, x.status, x.iteration, x.output, x.error, x.started_at, x.finished_at
+      FROM jsonb_to_recordset(${JSON.stringify([...rows.values()])}::jsonb)
+        AS x(step_id text, type text, status text, iteration text, output jsonb, error jsonb, started_at timestamptz, finished_at timestamptz)
+    ON CONFLICT (run_id, step_id) DO UPDATE SET
+      type = EXCLUDED.type,
+      status = EXCLUDED.status,
+      output = EXCLUDED.output,
+      error = EXCLUDED.error,
+      child_run_id = CASE WHEN EXCLUDED.iteration = workflow_run_steps.iteration THEN workflow_run_steps.child_run_id ELSE NULL END,
+      decision = CASE WHEN EXCLUDED.iteration = workflow_run_steps.iteration THEN workflow_run_steps.decision ELSE NULL END,
+      iteration = EXCLUDED.iteration,
+      started_at = COALESCE(EXCLUDED.started_at, workflow_run_steps.started_at),
+      finished_at = EXCLUDED.finished_at`;
+  await appendWorkflowEvents(
+    tx,
+    runId,
+    pending.records.map((r) =>
+      r.kind === "enter"
+        ? { event: "step_started", data: { run_id: runId, step_id: r.stepId, type: r.type, iteration: r.iteration } }
+        : {
+            event: "step_finished",
+            data: {
+              run_id: runId,
+              step_id: r.stepId,
+              type: r.type,
+              iteration: r.iteration,
+              status: r.status ?? "succeeded",
+              output: r.output ?? null,
+              error: r.error ?? null,
+            },
+          },
+    ),
+  );
+}
+
+/** One step's end, written now (approvals). */
+async function leaveNow(
   deps: WorkflowsDeps,
   runId: string,
-  m: StepMark & { status: "succeeded" | "failed" | "skipped"; output?: unknown; error?: RunFailure | null },
+  r: StepMark & { status: "succeeded" | "failed"; output?: unknown; error?: RunFailure | null },
 ): Promise<void> {
-  const now = deps.clock.now();
-  await deps.db.$transaction(async (tx) => {
-    await tx.workflowRunStep.upsert({
-      where: { runId_stepId: { runId, stepId: m.stepId } },
-      create: {
-        runId,
-        stepId: m.stepId,
-        type: m.type,
-        status: m.status,
-        iteration: m.iteration,
-        output: (m.output ?? undefined) as object | undefined,
-        error: (m.error ?? undefined) as object | undefined,
-        startedAt: now,
-        finishedAt: now,
-      },
-      update: {
-        status: m.status,
-        output: (m.output ?? undefined) as object | undefined,
-        error: (m.error ?? undefined) as object | undefined,
-        finishedAt: now,
-      },
-    });
-    await appendWorkflowEvents(tx, runId, [
-      {
-        event: "step_finished",
-        data: {
-          run_id: runId,
-          step_id: m.stepId,
-          type: m.type,
-          iteration: m.iteration,
-          status: m.status,
-          output: m.output ?? null,
-          error: m.error ?? null,
-        },
-      },
-    ]);
-  });
+  const at = deps.clock.now().toISOString();
+  await deps.db.$transaction((tx) =>
+    writeRecords(tx, runId, { records: [{ ...r, kind: "leave", at }], iterations: 0 }),
+  );
 }
 
-/** An instant step (assert, succeed, fail, and a container's end) in one body: enter and leave. */
-export async function instantStep(
-  deps: WorkflowsDeps,
-  runId: string,
-  m: StepMark & { status: "succeeded" | "failed"; output?: unknown; error?: RunFailure | null },
-): Promise<Gate> {
-  const g = await enterStep(deps, runId, m);
-  if (!g.ok) return g;
-  await leaveStep(deps, runId, m);
-  return g;
-}
-
-/** One more loop iteration or retry attempt: counted against the run's max_iterations. */
-export async function countIteration(deps: WorkflowsDeps, runId: string, stepId: string): Promise<Gate> {
-  const run = await load(deps, runId);
-  const g = await gate(deps, run, stepId);
-  if (!g.ok) return g;
-  const upd = await deps.db.workflowRun.updateMany({
-    where: { id: runId, iterationsUsed: { lt: run!.maxIterations } },
-    data: { iterationsUsed: { increment: 1 } },
+/** Writes a batch unless the run is terminal (then nothing more is recorded). */
+async function flush(deps: WorkflowsDeps, runId: string, pending: Pending): Promise<WorkflowRun | null> {
+  return deps.db.$transaction(async (tx) => {
+    await tx.$queryRaw`SELECT 1 FROM workflow_runs WHERE id = ${runId} FOR UPDATE`;
+    const run = await tx.workflowRun.findUnique({ where: { id: runId } });
+    if (!run || isTerminal(run.status)) return run;
+    await writeRecords(tx, runId, pending);
+    return run;
   });
-  if (upd.count === 0) return guard(`max_iterations (${run!.maxIterations}) used up`, stepId);
-  return { ok: true };
 }
 
 export interface TaskFields {
@@ -192,7 +213,12 @@ export async function startTaskStep(
   runId: string,
   m: StepMark,
   fields: TaskFields,
+  pending: Pending,
 ): Promise<TaskStarted> {
+  // the batch holds this step's own enter record: a row of this iteration means it was written already
+  // (this body runs again after a crash)
+  const before = await deps.db.workflowRunStep.findUnique({ where: { runId_stepId: { runId, stepId: m.stepId } } });
+  if (!(before && before.iteration === m.iteration)) await flush(deps, runId, pending);
   const run = await load(deps, runId);
   const g = await gate(deps, run, m.stepId);
   if (!g.ok) return g as Exclude<Gate, { ok: true }>;
@@ -357,6 +383,7 @@ export async function openApproval(
   m: StepMark,
   message: string,
   timeoutSeconds: number | null,
+  pending: Pending,
 ): Promise<ApprovalOpened> {
   const run = await load(deps, runId);
   const g = await gate(deps, run, m.stepId);
@@ -369,6 +396,10 @@ export async function openApproval(
   await deps.db.$transaction(async (tx) => {
     const row = await tx.workflowRunStep.findUnique({ where: { runId_stepId: { runId, stepId: m.stepId } } });
     if (row && row.iteration === m.iteration && row.status === "awaiting_human") return; // re-run of this body
+    await tx.$queryRaw`SELECT 1 FROM workflow_runs WHERE id = ${runId} FOR UPDATE`;
+    const cur = await tx.workflowRun.findUnique({ where: { id: runId } });
+    if (cur?.status !== "running") return;
+    await writeRecords(tx, runId, pending);
     const upd = await tx.workflowRun.updateMany({
       where: { id: runId, status: "running" },
       data: { status: "awaiting_human", awaitingHumanReason: message, awaitingStepId: m.stepId },
@@ -421,7 +452,7 @@ export async function checkApproval(deps: WorkflowsDeps, runId: string, m: StepM
           message: `human_approval "${m.stepId}" was rejected${decision.note ? `: ${decision.note}` : ""}`,
           step_id: m.stepId,
         };
-    await leaveStep(deps, runId, {
+    await leaveNow(deps, runId, {
       ...m,
       status: fail ? "failed" : "succeeded",
       output: { approved: decision.approved, note: decision.note ?? null },
@@ -444,7 +475,7 @@ export async function checkApproval(deps: WorkflowsDeps, runId: string, m: StepM
     // an answer won the race: read it next time
     return { pending: true, deadlineAt: now.toISOString() };
   }
-  await leaveStep(deps, runId, { ...m, status: "failed", output: { approved: null, note: null }, error: fail });
+  await leaveNow(deps, runId, { ...m, status: "failed", output: { approved: null, note: null }, error: fail });
   return { pending: false, approved: false, note: null, fail };
 }
 
@@ -453,13 +484,18 @@ export async function finishWorkflowRun(
   deps: WorkflowsDeps,
   runId: string,
   outcome: { status: "succeeded"; output: unknown } | { status: "failed"; error: RunFailure },
+  pending: Pending,
 ): Promise<string> {
   const now = deps.clock.now();
-  const after = await deps.db.$transaction((tx) =>
-    outcome.status === "succeeded"
+  const after = await deps.db.$transaction(async (tx) => {
+    await tx.$queryRaw`SELECT 1 FROM workflow_runs WHERE id = ${runId} FOR UPDATE`;
+    const cur = await tx.workflowRun.findUnique({ where: { id: runId } });
+    if (!cur || isTerminal(cur.status)) return null;
+    await writeRecords(tx, runId, pending);
+    return outcome.status === "succeeded"
       ? finishWorkflowRunInTx(tx, runId, "succeeded", { output: outcome.output ?? null }, now)
-      : finishWorkflowRunInTx(tx, runId, "failed", { error: outcome.error }, now),
-  );
+      : finishWorkflowRunInTx(tx, runId, "failed", { error: outcome.error }, now);
+  });
   const run = after ?? (await load(deps, runId));
   if (run && outcome.status === "failed") await cancelChildRuns(deps, run);
   return run?.status ?? "failed";
