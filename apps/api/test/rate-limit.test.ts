@@ -5,6 +5,7 @@ import { createAccount } from "@cua/core/accounts/create-account";
 import { createTestDatabase, type TestDatabase } from "@cua/db/testing";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { leaseSize, PostgresStore, RateLimiter } from "../src/http/rate-limit.ts";
 import {
   call,
   envelope,
@@ -117,5 +118,75 @@ describe("several API processes share one limit", () => {
     const statuses = await sharedStoreCheck({ REDIS_URL: "redis://127.0.0.1:6379" }, tdb);
     expect(statuses.filter((s) => s === 200).length).toBe(12);
     expect(statuses.slice(12)).toEqual([429, 429, 429, 429]);
+  });
+});
+
+// Issue 16: with a shared store each process spends tokens leased from it (up to leaseSize(limit) at a time,
+// topped up in the background). The bounds docs/api.md "Rate limits" states: never more than the limit in
+// total, and the other processes refused at most one lease early per process holding unspent tokens.
+describe("token leases on the shared PostgreSQL store (limit 500 per window, lease 5)", () => {
+  let tdb: TestDatabase;
+  let stores: PostgresStore[] = [];
+  beforeAll(async () => {
+    tdb = await createTestDatabase();
+  });
+  afterAll(async () => {
+    await Promise.all(stores.map((s) => s.close()));
+    await tdb.drop();
+  });
+  // enterprise 5,000/min scaled by 0.1; a fixed clock keeps every call inside one window
+  const limiters = (n: number) => {
+    stores = Array.from({ length: n }, () => PostgresStore.fromUrl(tdb.url));
+    return stores.map((s) => new RateLimiter(s, 0.1, 60_000, () => 1_800_000_000_000));
+  };
+  const settle = () => new Promise((r) => setTimeout(r, 20)); // lets background top-ups land
+
+  it("leases are a hundredth of the limit, 1 to 50 (limits under 200 stay exact, one hit per call)", () => {
+    expect([leaseSize(12), leaseSize(199), leaseSize(500), leaseSize(5000), leaseSize(5_000_000)]).toEqual([
+      1, 1, 5, 50, 50,
+    ]);
+  });
+
+  it("two limiters on one store admit exactly the limit together, then refuse; remaining counts down", async () => {
+    const [a, b] = limiters(2) as [RateLimiter, RateLimiter];
+    const first = await a.check("k1", "enterprise");
+    expect(first).toMatchObject({ allowed: true, limit: 500, remaining: 499 });
+    let allowed = 1;
+    let refusedA = 0;
+    let refusedB = 0;
+    for (let i = 0; i < 700; i++) {
+      // 20 calls in flight at a time, alternating between the two "processes"
+      const rs = await Promise.all(
+        Array.from({ length: 20 }, (_, j) => ((i + j) % 2 ? b : a).check("k1", "enterprise")),
+      );
+      allowed += rs.filter((r) => r.allowed).length;
+      for (let j = 0; j < rs.length; j++) {
+        if (rs[j]!.allowed) continue;
+        if ((i + j) % 2) refusedB += 1;
+        else refusedA += 1;
+      }
+      if (refusedA > 0 && refusedB > 0) break;
+      await settle();
+    }
+    expect(allowed).toBe(500);
+    const r = await b.check("k1", "enterprise");
+    expect(r).toMatchObject({ allowed: false, remaining: 0 });
+  });
+
+  it("a process holding unspent tokens makes the other refuse at most one lease early; it spends them itself", async () => {
+    const [a, b] = limiters(2) as [RateLimiter, RateLimiter];
+    for (let i = 0; i < 3; i++) expect((await a.check("k2", "enterprise")).allowed).toBe(true);
+    await settle();
+    let allowedB = 0;
+    while ((await b.check("k2", "enterprise")).allowed) {
+      allowedB += 1;
+      if (allowedB % 5 === 0) await settle();
+    }
+    // 500 - 3 spent by A - at most 5 (one lease) still held by A
+    expect(allowedB).toBeGreaterThanOrEqual(500 - 3 - leaseSize(500));
+    expect(allowedB).toBeLessThanOrEqual(500 - 3);
+    let allowedA = 3;
+    while ((await a.check("k2", "enterprise")).allowed) allowedA += 1;
+    expect(allowedA + allowedB).toBe(500);
   });
 });

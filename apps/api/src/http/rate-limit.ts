@@ -1,6 +1,8 @@
 // Per-key fixed-window rate limits (DECISIONS.md "Tiers and numeric limits"). The window counters live
 // in a store: in-process memory on the embedded default, or Redis / PostgreSQL so that several API
-// processes sharing the store enforce one limit together.
+// processes sharing the store enforce one limit together. With a shared store each process takes tokens
+// in leases (several at once, the next lease fetched in the background) instead of one round trip per
+// request: see RateLimiter and docs/api.md "Rate limits".
 import type { Redis } from "ioredis";
 import pg from "pg";
 
@@ -9,22 +11,22 @@ export type Tier = keyof typeof TIER_REQUESTS_PER_MINUTE;
 
 export interface RateLimitStore {
   readonly kind: "memory" | "redis" | "postgres";
-  /** Counts one hit in the window starting at windowStart; returns the count including it. */
-  hit(bucket: string, windowStart: number, windowMs: number): Promise<number>;
+  /** Counts n hits (default 1) in the window starting at windowStart; returns the count including them. */
+  hit(bucket: string, windowStart: number, windowMs: number, n?: number): Promise<number>;
   close?(): Promise<void>;
 }
 
 export class MemoryStore implements RateLimitStore {
   readonly kind = "memory" as const;
   private windows = new Map<string, { start: number; count: number }>();
-  async hit(bucket: string, windowStart: number): Promise<number> {
+  async hit(bucket: string, windowStart: number, _windowMs?: number, n = 1): Promise<number> {
     const w = this.windows.get(bucket);
     if (!w || w.start !== windowStart) {
-      this.windows.set(bucket, { start: windowStart, count: 1 });
+      this.windows.set(bucket, { start: windowStart, count: n });
       if (this.windows.size > 100_000) this.sweep(windowStart);
-      return 1;
+      return n;
     }
-    w.count += 1;
+    w.count += n;
     return w.count;
   }
   private sweep(current: number) {
@@ -35,11 +37,11 @@ export class MemoryStore implements RateLimitStore {
 export class RedisStore implements RateLimitStore {
   readonly kind = "redis" as const;
   constructor(private readonly redis: Redis) {}
-  async hit(bucket: string, windowStart: number, windowMs: number): Promise<number> {
+  async hit(bucket: string, windowStart: number, windowMs: number, n = 1): Promise<number> {
     const key = `rl:${bucket}:${windowStart}`;
     const r = await this.redis
       .multi()
-      .incr(key)
+      .incrby(key, n)
       .pexpire(key, windowMs * 2)
       .exec();
     return Number(r?.[0]?.[1] ?? 0);
@@ -70,14 +72,14 @@ export class PostgresStore implements RateLimitStore {
     pool.on("error", () => {}); // an idle client that loses its server is replaced on the next hit
     return new PostgresStore(pool);
   }
-  async hit(bucket: string, windowStart: number, windowMs: number): Promise<number> {
+  async hit(bucket: string, windowStart: number, windowMs: number, n = 1): Promise<number> {
     const r = await this.pool.query<{ count: number }>({
-      name: "rate_limit_hit",
+      name: "rate_limit_hit_n",
       text: `INSERT INTO rate_limit_windows (bucket, window_start, count, expires_at)
-             VALUES ($1, $2, 1, $3)
-             ON CONFLICT (bucket, window_start) DO UPDATE SET count = rate_limit_windows.count + 1
+             VALUES ($1, $2, $4, $3)
+             ON CONFLICT (bucket, window_start) DO UPDATE SET count = rate_limit_windows.count + $4
              RETURNING count`,
-      values: [bucket, windowStart, new Date(windowStart + windowMs * 2)],
+      values: [bucket, windowStart, new Date(windowStart + windowMs * 2), n],
     });
     if (windowStart - this.lastSweep > windowMs) {
       this.lastSweep = windowStart;
@@ -98,7 +100,38 @@ export interface RateLimitResult {
   reset: number;
 }
 
+/** Tokens one lease takes from a shared store: a hundredth of the limit, 1 to MAX_LEASE. */
+export const MAX_LEASE = 50;
+export function leaseSize(limit: number): number {
+  return Math.max(1, Math.min(MAX_LEASE, Math.floor(limit / 100)));
+}
+
+/** One key's tokens in this process for the current window. */
+interface Lease {
+  windowStart: number;
+  /** tokens taken from the store and not used yet */
+  tokens: number;
+  /** the store's count after our last lease (every process's tokens, used or not) */
+  storeCount: number;
+  /** the window is used up in the store: refuse without asking it again until the window ends */
+  exhausted: boolean;
+  /** the lease being fetched, if any */
+  pending: Promise<void> | null;
+}
+
+/**
+ * Fixed-window limits per key. With the in-process store every request counts itself (exact). With a shared
+ * store (PostgreSQL, Redis) a process takes up to `leaseSize(limit)` tokens in one `hit` and spends them
+ * locally, topping them up in the background when half is spent, so a request waits for the store only at
+ * the first call of a key in a window (or when it outruns the refills). Bounds (docs/api.md "Rate limits"):
+ * never more than `limit` requests per window in total (a token is only spent once it was counted in the
+ * store); a process holds at most one lease unspent, so while it holds tokens the other processes may be
+ * refused up to `leaseSize` requests early per process holding them (those tokens stay usable where they
+ * are, and are lost at the window's end). Limits below 200 per window have a lease of 1 token: one store
+ * round trip per request, exact as before.
+ */
 export class RateLimiter {
+  private leases = new Map<string, Lease>();
   constructor(
     readonly store: RateLimitStore,
     private readonly scale = 1,
@@ -114,13 +147,49 @@ export class RateLimiter {
     const t = this.now();
     const windowStart = t - (t % this.windowMs);
     const limit = this.limitFor(tier);
-    const count = await this.store.hit(`key:${keyId}`, windowStart, this.windowMs);
-    return {
-      allowed: count <= limit,
-      limit,
-      remaining: Math.max(0, limit - count),
-      reset: Math.max(1, Math.ceil((windowStart + this.windowMs - t) / 1000)),
-    };
+    const reset = Math.max(1, Math.ceil((windowStart + this.windowMs - t) / 1000));
+    const bucket = `key:${keyId}`;
+    const lease = leaseSize(limit);
+    if (this.store.kind === "memory" || lease === 1) {
+      const count = await this.store.hit(bucket, windowStart, this.windowMs);
+      return { allowed: count <= limit, limit, remaining: Math.max(0, limit - count), reset };
+    }
+    let l = this.leases.get(bucket);
+    if (!l || l.windowStart !== windowStart) {
+      l = { windowStart, tokens: 0, storeCount: 0, exhausted: false, pending: null };
+      this.leases.set(bucket, l);
+      if (this.leases.size > 100_000) this.sweep(windowStart);
+    }
+    // spend a local token, else wait for a lease (the one in flight, or a new one)
+    while (l.tokens === 0 && !l.exhausted) await this.refill(bucket, l, limit, lease);
+    if (l.tokens === 0) return { allowed: false, limit, remaining: 0, reset };
+    l.tokens -= 1;
+    // refill before the tokens run out: the next requests do not wait for the store
+    if (l.tokens <= lease / 2 && !l.exhausted && !l.pending) void this.refill(bucket, l, limit, lease).catch(() => {});
+    return { allowed: true, limit, remaining: Math.max(0, limit - (l.storeCount - l.tokens)), reset };
+  }
+
+  /** Tops the local tokens up to `lease` (so a process never holds more than one lease unspent). */
+  private refill(bucket: string, l: Lease, limit: number, lease: number): Promise<void> {
+    if (l.pending) return l.pending;
+    const n = lease - l.tokens;
+    l.pending = this.store
+      .hit(bucket, l.windowStart, this.windowMs, n)
+      .then((count) => {
+        // of the n tokens just counted, only those at or under the limit are ours to spend
+        const granted = Math.max(0, Math.min(n, limit - (count - n)));
+        l.tokens += granted;
+        l.storeCount = Math.max(l.storeCount, count);
+        if (granted < n) l.exhausted = true;
+      })
+      .finally(() => {
+        l.pending = null;
+      });
+    return l.pending;
+  }
+
+  private sweep(current: number) {
+    for (const [k, v] of this.leases) if (v.windowStart !== current && !v.pending) this.leases.delete(k);
   }
 }
 
