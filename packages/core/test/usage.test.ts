@@ -135,4 +135,36 @@ describe("usage totals", () => {
     ]);
     expect(s.by_endpoint).toEqual(await fromRows(a, "live", periodOf(new Date())));
   });
+
+  // Issue 16: GET /v1/usage no longer flushes before reading; the recorder's unwritten requests count in
+  // the summary, each exactly once, also while batches are being written concurrently.
+  it("a summary counts the requests recorded and not written yet, each exactly once while batches are written", async () => {
+    const a = await newAccount(100);
+    const idle = new UsageRecorder(deps, 60_000, 500); // writes nothing for a minute
+    for (let i = 0; i < 5; i++) idle.record(ev(a, "GET /v1/models"));
+    idle.record(ev(a, "GET /v1/models", { mode: "test" }));
+    idle.record(ev(a, "GET /v1/models", { at: new Date("2025-01-15T00:00:00Z") }));
+    const s = await usageSummary({ ...deps, usage: idle }, { accountId: a, mode: "live" });
+    expect(s.by_endpoint).toEqual([{ endpoint: "GET /v1/models", requests: 5, credits_charged: 0 }]);
+    expect(s).toMatchObject({ requests: 5, balance: 100 });
+    expect(await fromRows(a, "live", periodOf(new Date()))).toEqual([]); // none of them is stored yet
+    await idle.flush();
+
+    const busy = new UsageRecorder(deps, 1, 7); // small batches written back to back
+    const endpoints = ["GET /v1/keys", "GET /v1/models", "GET /v1/usage"];
+    for (let i = 0; i < 300; i++) busy.record(ev(a, endpoints[i % 3]!));
+    const seen: number[] = [];
+    while (seen.length < 40) {
+      const r = await usageSummary({ ...deps, usage: busy }, { accountId: a, mode: "live" });
+      seen.push(r.requests);
+    }
+    await busy.flush();
+    expect(new Set(seen)).toEqual(new Set([305]));
+    const stored = await usageSummary(deps, { accountId: a, mode: "live" });
+    expect(stored.by_endpoint).toEqual([
+      { endpoint: "GET /v1/keys", requests: 100, credits_charged: 0 },
+      { endpoint: "GET /v1/models", requests: 105, credits_charged: 0 },
+      { endpoint: "GET /v1/usage", requests: 100, credits_charged: 0 },
+    ]);
+  });
 });
