@@ -1,5 +1,7 @@
 // A run's persisted event frames after a cursor, then live ones as they are written, ending after the
 // terminal frame (SPEC.md "Events" 1). The run is loaded first, so an unknown run is 404 before any frame.
+// A failed read (the database away for a moment) is logged and the stream stays open: the hub reads again at
+// its next poll or notification.
 import type { Principal } from "../keys/authenticate-key.ts";
 import type { OperationDeps } from "../operations/define.ts";
 import type { RunEventFrame } from "./event-hub.ts";
@@ -7,7 +9,7 @@ import { getRun } from "./get-run.ts";
 import { isTerminal } from "./run-record.ts";
 
 export async function* streamRunEvents(
-  deps: Pick<OperationDeps, "db" | "runEvents">,
+  deps: Pick<OperationDeps, "db" | "runEvents" | "logger">,
   principal: Principal,
   runId: string,
   after: number,
@@ -21,7 +23,6 @@ export async function* streamRunEvents(
   }
   const queue: RunEventFrame[] = [];
   let wake: (() => void) | null = null;
-  let failure: unknown = null;
   const sub = deps.runEvents.subscribe(
     runId,
     after,
@@ -29,10 +30,7 @@ export async function* streamRunEvents(
       queue.push(...frames);
       wake?.();
     },
-    (e) => {
-      failure = e;
-      wake?.();
-    },
+    (e) => deps.logger.warn("run events read failed", { run_id: runId, err: String(e) }),
   );
   const aborted = () => wake?.();
   signal?.addEventListener("abort", aborted);
@@ -43,7 +41,6 @@ export async function* streamRunEvents(
         yield f;
         if (f.event === "terminal") return;
       }
-      if (failure) throw failure;
       if (signal?.aborted) return;
       await new Promise<void>((r) => {
         wake = r;
