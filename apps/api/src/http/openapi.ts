@@ -122,12 +122,23 @@ export function errorResponses(codes: Iterable<ErrorCode>): Json {
   return out;
 }
 
+/** The codes any request can be answered with before or around its operation (the transport's), plus the
+ * credential, scope and body codes that apply; an operation's own codes follow. */
 export function commonErrors(meta: Pick<Meta, "public" | "scope" | "errors">, hasBody: boolean): ErrorCode[] {
-  const codes: ErrorCode[] = ["INTERNAL_ERROR", "DB_UNAVAILABLE"];
+  // the HTTP layer (apps/api/src/http/hostile-input.ts, server.ts): bad URL encoding or request line, headers
+  // too large, a request not received in time, NUL or lone surrogates in the query, shutting down
+  const codes: ErrorCode[] = [
+    "INTERNAL_ERROR",
+    "DB_UNAVAILABLE",
+    "SERVICE_UNAVAILABLE",
+    "MALFORMED_REQUEST",
+    "REQUEST_TIMEOUT",
+    "HEADERS_TOO_LARGE",
+  ];
   if (!meta.public) codes.push("INVALID_API_KEY", "RATE_LIMIT_EXCEEDED");
   if (meta.scope) codes.push("INSUFFICIENT_SCOPE");
-  if (hasBody) codes.push("MALFORMED_JSON", "PAYLOAD_TOO_LARGE", "UNSUPPORTED_MEDIA_TYPE", "VALIDATION_ERROR");
-  else if (!meta.public) codes.push("VALIDATION_ERROR");
+  if (hasBody) codes.push("MALFORMED_JSON", "PAYLOAD_TOO_LARGE", "UNSUPPORTED_MEDIA_TYPE");
+  codes.push("VALIDATION_ERROR");
   return [...codes, ...(meta.errors ?? [])];
 }
 
