@@ -77,6 +77,18 @@ describe("create, get, list, update, delete", () => {
       [1, simple],
       [2, def2],
     ]);
+    const hist = await req("GET", `/v1/workflows/${c.body.id}/versions`);
+    expect(hist.status).toBe(200);
+    expect(hist.body).toMatchObject({ object: "list", has_more: false });
+    expect(hist.body.data.map((v: any) => [v.object, v.version, v.definition])).toEqual([
+      ["workflow.version", 2, def2],
+      ["workflow.version", 1, simple],
+    ]);
+    envelope(
+      await req("GET", `/v1/workflows/${c.body.id}/versions`, undefined, other.test_key),
+      404,
+      "WORKFLOW_NOT_FOUND",
+    );
     const m = await req("PUT", `/v1/workflows/${c.body.id}`, { metadata: { team: "ops" }, status: "archived" });
     expect(m.body).toMatchObject({ version: 2, status: "archived", metadata: { team: "ops" } });
     const empty = await req("PUT", `/v1/workflows/${c.body.id}`, {});

@@ -14,6 +14,7 @@ const NAV = [
   { href: "/", label: "Overview" },
   { href: "/machines", label: "Machines" },
   { href: "/runs", label: "Runs" },
+  { href: "/workflows", label: "Workflows" },
   { href: "/wallet", label: "Wallet" },
   { href: "/keys", label: "API keys" },
   { href: "/provider-keys", label: "Provider keys" },

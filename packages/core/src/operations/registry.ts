@@ -75,6 +75,7 @@ import {
   getWorkflowRunOp,
   listWorkflowRunsOp,
   listWorkflowsOp,
+  listWorkflowVersionsOp,
   resumeWorkflowRunOp,
   startAdHocRunOp,
   startWorkflowRunOp,
@@ -178,6 +179,7 @@ export const operations = [
   getWorkflowOp,
   updateWorkflowOp,
   deleteWorkflowOp,
+  listWorkflowVersionsOp,
   startWorkflowRunOp,
   // public discovery (MCP only: no REST route)
   capabilitiesOp,

@@ -154,6 +154,19 @@ export const WorkflowRecordSchema = z
   .describe("A workflow");
 
 export const WorkflowList = listOf(WorkflowRecordSchema, "workflows, newest first");
+
+export const WorkflowVersionSchema = z
+  .object({
+    object: z.literal("workflow.version").describe("always workflow.version"),
+    workflow_id: z.string().describe("the workflow"),
+    version: z.number().int().describe("1, 2, ..."),
+    name: z.string().describe("the name at this version"),
+    definition: z.unknown().describe("the definition of this version"),
+    inputs_schema: z.unknown().nullable().describe("JSON Schema of the inputs, or null"),
+    created_at: Timestamp,
+  })
+  .describe("One kept version of a workflow");
+export const WorkflowVersionList = listOf(WorkflowVersionSchema, "versions, newest first");
 export const WorkflowDeleted = z.object({
   id: z.string().describe("the deleted workflow"),
   object: z.literal("workflow").describe("always workflow"),
@@ -206,6 +219,7 @@ export const WorkflowRunRecordSchema = z
       .object({ credits_charged: z.number().int(), cost_cents: z.number().int() })
       .describe("what the task runs cost (= spent_cents)"),
     steps: z.array(StepStateSchema).describe("every step of the pinned definition, depth first"),
+    definition: z.unknown().describe("the pinned definition the run executes (its version's, or the ad-hoc one)"),
     created_at: Timestamp,
     updated_at: Timestamp,
     started_at: NullableTimestamp,

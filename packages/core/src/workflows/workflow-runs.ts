@@ -195,6 +195,7 @@ export interface WorkflowRunRecord {
   metadata: Record<string, string>;
   usage: { credits_charged: number; cost_cents: number };
   steps: StepState[];
+  definition: unknown;
   created_at: string;
   updated_at: string;
   started_at: string | null;
@@ -244,6 +245,7 @@ export function toWorkflowRunRecord(
     metadata: (r.metadata ?? {}) as Record<string, string>,
     usage: { credits_charged: r.spentCents, cost_cents: r.spentCents },
     steps,
+    definition: r.definition,
     created_at: r.createdAt.toISOString(),
     updated_at: r.updatedAt.toISOString(),
     started_at: iso(r.startedAt),

@@ -21,6 +21,7 @@ import {
   WorkflowRunIdInput,
   WorkflowRunList,
   WorkflowRunRecordSchema,
+  WorkflowVersionList,
 } from "./schemas.ts";
 import { streamWorkflowEvents } from "./workflow-events.ts";
 import {
@@ -31,7 +32,14 @@ import {
   startAdHocRun,
   startWorkflowRun,
 } from "./workflow-runs.ts";
-import { createWorkflow, deleteWorkflow, getWorkflow, listWorkflows, updateWorkflow } from "./workflows.ts";
+import {
+  createWorkflow,
+  deleteWorkflow,
+  getWorkflow,
+  listWorkflows,
+  listWorkflowVersions,
+  updateWorkflow,
+} from "./workflows.ts";
 
 const tags = ["Workflows"];
 const runErrors = ["INVALID_MACHINE_ID", "MACHINE_NOT_FOUND", "LLM_PROVIDER_UNSUPPORTED"] as const;
@@ -268,4 +276,22 @@ export const startWorkflowRunOp = defineOperation({
     const { id, ...rest } = input;
     return startWorkflowRun(workflowsDeps(ctx.deps), ctx.caller, id, rest);
   },
+});
+
+export const listWorkflowVersionsOp = defineOperation({
+  id: "workflows.listVersions",
+  method: "GET",
+  path: "/workflows/{id}/versions",
+  scope: "workflows:read",
+  input: WorkflowIdInput,
+  output: WorkflowVersionList,
+  errors: ["WORKFLOW_NOT_FOUND"],
+  docs: {
+    tags,
+    summary: "List a workflow's versions",
+    description:
+      "Every kept version (1 at create, one more per update of name, definition or inputs_schema), newest first.",
+  },
+  console: "shared",
+  handler: (ctx, input) => listWorkflowVersions(ctx.deps, ctx.caller, input.id),
 });

@@ -277,3 +277,34 @@ export async function currentVersion(deps: Pick<CoreDeps, "db">, w: Workflow) {
   });
   return { version: v.version, definition: v.definition as unknown as Definition, inputsSchema: v.inputsSchema };
 }
+
+export interface WorkflowVersionRecord {
+  object: "workflow.version";
+  workflow_id: string;
+  version: number;
+  name: string;
+  definition: unknown;
+  inputs_schema: unknown;
+  created_at: string;
+}
+
+/** GET /v1/workflows/{id}/versions: every kept version, newest first (all of them: at most one per update). */
+export async function listWorkflowVersions(
+  deps: Pick<CoreDeps, "db">,
+  p: Principal,
+  id: string,
+): Promise<ListBody<WorkflowVersionRecord>> {
+  await loadWorkflow(deps, p, id);
+  const rows = await deps.db.workflowVersion.findMany({ where: { workflowId: id }, orderBy: { version: "desc" } });
+  return listBody(
+    rows.map((v) => ({
+      object: "workflow.version" as const,
+      workflow_id: v.workflowId,
+      version: v.version,
+      name: v.name,
+      definition: v.definition,
+      inputs_schema: v.inputsSchema ?? null,
+      created_at: v.createdAt.toISOString(),
+    })),
+  );
+}
