@@ -18,7 +18,7 @@ import { isTerminal } from "../runs/run-record.ts";
 import { addChargeTx } from "../usage/usage.ts";
 import { getBalance } from "../wallet/wallet.ts";
 import type { SchedulesPort } from "./ports.ts";
-import { type HistoryTrigger, newHistoryId } from "./schedule-record.ts";
+import { type HistoryTrigger, newHistoryId, TX_OPTIONS } from "./schedule-record.ts";
 import { nextCronFire } from "./schedule-time.ts";
 import { arm, SCHEDULE_WALLET_GATE } from "./schedules.ts";
 
@@ -83,7 +83,7 @@ export async function fireDue(deps: FireDeps, scheduleId: string, generation: nu
       },
     });
     return { schedule: updated, entry };
-  });
+  }, TX_OPTIONS);
   if (!claimed) return null;
   if (claimed.schedule.status === "active") await arm(deps, claimed.schedule);
   await startEntry(deps, claimed.schedule, claimed.entry, { gate: true });
@@ -127,7 +127,7 @@ export async function fireNow(
       },
     });
     return e;
-  });
+  }, TX_OPTIONS);
   return startEntry(deps, s, entry, { gate: opts.gate ?? false, extraTask: opts.extraTask, requestId: opts.requestId });
 }
 
@@ -287,7 +287,7 @@ export async function settleRun(deps: FireDeps, runId: string): Promise<{ settle
       }
     }
     return true;
-  });
+  }, TX_OPTIONS);
   if (!settled) return { settled: false, chained: [] };
   if (status !== "cancelled") await countOutcome(deps, s.id, status);
   const chained = await fireChains(deps, s, entry, run.status, run.result);

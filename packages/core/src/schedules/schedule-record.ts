@@ -37,6 +37,10 @@ export type HistoryTrigger = (typeof HISTORY_TRIGGERS)[number];
 
 export const SCHEDULE_STATUSES = ["active", "paused"] as const;
 
+/** Interactive transactions here may wait on an advisory lock (slots, chains, a webhook's deliveries): under
+ * load that wait outlasts Prisma's 5 s default, which would fail the request instead of serialising it. */
+export const TX_OPTIONS = { maxWait: 10_000, timeout: 20_000 } as const;
+
 export function notFound(): CoreError {
   return new CoreError("SCHEDULE_NOT_FOUND", "The schedule does not exist.");
 }

@@ -22,6 +22,7 @@ import {
   newScheduleId,
   notFound,
   type ScheduleRecord,
+  TX_OPTIONS,
   toHistoryRecord,
   toScheduleRecord,
 } from "./schedule-record.ts";
@@ -174,7 +175,7 @@ export async function createSchedule(
         updatedAt: now,
       },
     });
-  });
+  }, TX_OPTIONS);
   await arm(deps, row);
   return toScheduleRecord(row);
 }

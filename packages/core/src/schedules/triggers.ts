@@ -18,6 +18,7 @@ import {
   newTriggerId,
   newWebhookId,
   type TriggerRecord,
+  TX_OPTIONS,
   toTriggerRecord,
   WEBHOOK_ID_RE,
 } from "./schedule-record.ts";
@@ -148,7 +149,7 @@ export async function createTrigger(
         createdAt: now,
       },
     });
-  });
+  }, TX_OPTIONS);
   return toTriggerRecord(row, baseUrl);
 }
 
@@ -277,7 +278,7 @@ export async function fireWebhook(
       where: { webhookId, receivedAt: { lt: new Date(now.getTime() - 10 * 60_000) } },
     });
     return { delivery: d };
-  });
+  }, TX_OPTIONS);
   if ("dup" in claim && claim.dup) {
     // the first delivery may still be starting its run: its run id is worth a short wait
     let runId = claim.dup.runId;
