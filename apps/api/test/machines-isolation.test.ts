@@ -168,6 +168,7 @@ describe("a live machine cannot reach the service (SPEC Machines; issue 10 failu
 describe("a host that cannot isolate machines fails them closed (issue 10 failure 4)", () => {
   let s2: TestServer;
   let root2: string;
+  let closedMachine: { id: string; key: string } | null = null;
   const taken: string[] = [];
 
   beforeAll(async () => {
@@ -191,6 +192,7 @@ describe("a host that cannot isolate machines fails them closed (issue 10 failur
 
   afterAll(async () => {
     for (const f of taken) await rm(f, { force: true });
+    if (closedMachine) await call(s2.url, "DELETE", `/v1/machines/${closedMachine.id}`, { key: closedMachine.key });
     await s2?.stop();
     if (root2) await rm(root2, { recursive: true, force: true });
   }, 60_000);
@@ -200,6 +202,7 @@ describe("a host that cannot isolate machines fails them closed (issue 10 failur
     const r = await call(s2.url, "POST", "/v1/machines", { key: a2.live_key, body: { display_name: "closed" } });
     expect(r.status).toBe(202);
     const mid = r.body.machine.id;
+    closedMachine = { id: mid, key: a2.live_key };
     let m = await call(s2.url, "GET", `/v1/machines/${mid}`, { key: a2.live_key });
     for (let i = 0; i < 300 && m.body.status === "provisioning"; i++) {
       await new Promise((res) => setTimeout(res, 100));

@@ -131,8 +131,9 @@ describe("managed machines on real desktops (live key)", () => {
     if (lo) await removeDevtoolsGuard([DEFAULT_PORT_BASES.devtools + lo, DEFAULT_PORT_BASES.devtools + lo + 200]);
     // whatever a failed test left behind: terminate through the API, then stop the server
     if (s) {
-      for (const m of (await api("GET", "/v1/machines").catch(() => ({ body: { machines: [] } }))).body.machines ??
-        []) {
+      // (the list is {object: "list", data, ...} since the compatibility amendments)
+      const listed = (await api("GET", "/v1/machines").catch(() => ({ body: {} }))).body;
+      for (const m of (listed.data ?? listed.machines ?? []) as { id: string }[]) {
         await api("DELETE", `/v1/machines/${m.id}`).catch(() => {});
       }
       await s.stop();
