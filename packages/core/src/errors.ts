@@ -128,7 +128,8 @@ export const OUTCOME_CODES = {
   MACHINE_NOT_RUNNING: "run: the run's machine is not running",
   TASK_FAILED: "run: the agent reported that the task cannot be done (a fail action without a code)",
   // workflow runs: error.code of a failed workflow run (docs/workflows.md)
-  GUARD_EXCEEDED: "workflow run: budget_cents, max_iterations, deadline_seconds or a loop's max_iterations was breached",
+  GUARD_EXCEEDED:
+    "workflow run: budget_cents, max_iterations, deadline_seconds or a loop's max_iterations was breached",
   ASSERTION_FAILED: "workflow run: an assert step's condition did not hold",
   STEP_FAILED: "workflow run: a task step's run did not succeed (or could not start), or a loop count was not usable",
   WORKFLOW_FAILED: "workflow run: a fail step ended it",
