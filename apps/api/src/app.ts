@@ -20,6 +20,7 @@ import { createEnginePort } from "./engines.ts";
 import type { Env } from "./env.ts";
 import { registerAdminRoutes } from "./http/admin-routes.ts";
 import { InngestRunJobs, startDurableRuntime } from "./http/inngest-serve.ts";
+import { listenKeyEvents } from "./http/key-events.ts";
 import { machinesRuntimeFromEnv, registerMachinePlainRoutes } from "./http/machines-plain-routes.ts";
 import { MemoryStore, PostgresStore, RateLimiter, type RateLimitStore, RedisStore } from "./http/rate-limit.ts";
 import { registerRunEvents } from "./http/runs-events.ts";
@@ -101,6 +102,13 @@ export async function createApp(env: Env): Promise<App> {
     // workflow events go to the same sink as the task runs' (bound by startDurableRuntime)
     workflows: { jobs: new InngestWorkflowJobs(() => runJobs.sink) },
   };
+  // revocations made by other API processes reach this one's key cache (docs/api.md "API keys")
+  const keyEvents =
+    h.kind === "postgres" && env.DATABASE_URL
+      ? listenKeyEvents(env.DATABASE_URL, deps.keyCache, {
+          onError: (e) => deps.logger.warn("key revocation listener", { err: String(e) }),
+        })
+      : null;
   const server = await buildServer(deps);
   registerAdminRoutes(server, deps);
   registerMachinePlainRoutes(server, deps);
@@ -134,6 +142,7 @@ export async function createApp(env: Env): Promise<App> {
       await deps.machineBackground?.stop();
       await deps.machines.close(); // first: ends driver long polls
       await server.close();
+      await keyEvents?.stop();
       await deps.usage.flush();
       await closeLocalOcr(); // its worker thread must be gone before the process exits
       await store.close?.();

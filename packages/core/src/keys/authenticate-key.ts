@@ -23,6 +23,7 @@ export async function authenticateKey(deps: CoreDeps & { keyCache?: KeyCache }, 
   const now = deps.clock.now();
   let entry = deps.keyCache?.get(hash, now.getTime());
   if (!entry) {
+    const gen = deps.keyCache?.generation; // a revocation heard during the lookup keeps its row out of the cache
     const key = await deps.db.apiKey.findUnique({
       where: { keyHash: hash },
       include: { account: { select: { tier: true } } },
@@ -41,7 +42,7 @@ export async function authenticateKey(deps: CoreDeps & { keyCache?: KeyCache }, 
       lastUsedAt: key.lastUsedAt,
       cachedAt: now.getTime(),
     };
-    deps.keyCache?.set(hash, entry, now.getTime());
+    deps.keyCache?.set(hash, entry, now.getTime(), gen);
   }
   if (entry.expiresAt && entry.expiresAt <= now) throw new CoreError("INVALID_API_KEY");
   if (!entry.lastUsedAt || now.getTime() - entry.lastUsedAt.getTime() > LAST_USED_RESOLUTION_MS) {
