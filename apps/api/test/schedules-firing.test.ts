@@ -160,7 +160,30 @@ describe("timers (durable sleep until next_run_at, driven by the service clock)"
     );
     expect(h).toHaveLength(1);
     expect(h[0].scheduled_for).toBe(p.body.next_run_at);
+    // the older generations' timers were cancelled, not left sleeping (cancelOn a newer schedule/armed)
+    const executor = s.app.deps.durable!.executor!;
+    const timers = (await executor.listRuns({ functionId: "cua-schedule-timer", limit: 1000 })).filter(
+      (r) => (r.event.data as { schedule_id?: string }).schedule_id === sc.id,
+    );
+    const byStatus = (st: string) => timers.filter((r) => r.status === st).length;
+    expect(byStatus("cancelled")).toBeGreaterThanOrEqual(1); // the timers of create and resume
+    expect(byStatus("queued") + byStatus("running")).toBe(1); // only the current generation's timer sleeps
   });
+
+  it("a cancelled run's entry is settled as cancelled by the sweeper and does not count as a failure", async () => {
+    const sc = await create({ frequency: "daily", task_prompt: "slow #steps=50 #slow=200" });
+    const r = await call(s.url, "POST", `/v1/schedules/${sc.id}/run`, { key: acct.test_key });
+    await call(s.url, "POST", `/v1/runs/${r.body.run_id}/cancel`, { key: acct.test_key });
+    offsetMs += 61_000; // the sweeper's next minute
+    const h = await waitFor(
+      "cancelled entry",
+      async () => (await history(sc.id)).body.data[0],
+      (x) => x.status === "cancelled",
+      90_000,
+    );
+    expect(h.credits_charged).toBe(0);
+    expect((await schedule(sc.id)).consecutive_failures).toBe(0);
+  }, 120_000);
 });
 
 describe("credits (SPEC Schedules and triggers: 10/min, 20 minimum, 6 h cap; 20-credit gate on fires)", () => {
