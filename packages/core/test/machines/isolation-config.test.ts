@@ -5,7 +5,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { dnsServersOf, egressRules, filterRules } from "../../src/machines/isolation/host-firewall.ts";
+import { dnsServersOf, egressRules, filterRules, machineDns } from "../../src/machines/isolation/host-firewall.ts";
 import { hiddenPathProblem, mountScript } from "../../src/machines/isolation/mount.ts";
 import { parsePool, slotAddresses } from "../../src/machines/isolation/network.ts";
 import { LocalDesktopProvider } from "../../src/machines/local-desktop-provider.ts";
@@ -74,5 +74,24 @@ describe("machine isolation configuration", () => {
     expect(restore.startsWith("*filter\n:CUA-ISO-IN - [0:0]")).toBe(true);
     expect(restore).toContain("-A CUA-ISO-OUT -o cuav+ -p tcp -j REJECT --reject-with tcp-reset");
     expect(restore.trim().endsWith("COMMIT")).toBe(true);
+  });
+
+  it("machines get a resolver they can reach: systemd-resolved's upstream servers when the host's is loopback", () => {
+    const stub = "# stub\nnameserver 127.0.0.53\noptions edns0 trust-ad\nsearch corp.example\n";
+    const upstream = "nameserver 192.0.2.53\nnameserver 198.51.100.53\nsearch corp.example\n";
+    expect(machineDns(stub, upstream)).toEqual({
+      servers: ["192.0.2.53", "198.51.100.53"],
+      content: "search corp.example\nnameserver 192.0.2.53\nnameserver 198.51.100.53\n",
+    });
+    expect(machineDns("nameserver 10.255.255.53\n", upstream)).toEqual({
+      servers: ["10.255.255.53"],
+      content: "nameserver 10.255.255.53\n",
+    });
+    expect(machineDns(stub, null)).toEqual({ servers: [], content: null });
+    // a resolv.conf that lives under /run is written into the machine's fresh /run
+    const script = mountScript([], [], [], [["/run/systemd/resolve/stub-resolv.conf", "nameserver 192.0.2.53\n"]]);
+    const tmpfs = script.indexOf("cua-run /run");
+    expect(script.indexOf("mkdir -p '/run/systemd/resolve'")).toBeGreaterThan(tmpfs);
+    expect(script).toContain("printf '%s' 'nameserver 192.0.2.53\n' > '/run/systemd/resolve/stub-resolv.conf'");
   });
 });

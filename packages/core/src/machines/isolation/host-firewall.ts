@@ -153,3 +153,24 @@ export function dnsServersOf(resolvConf: string): string[] {
   }
   return out;
 }
+
+/**
+ * The resolvers machines use and the resolv.conf they see. When the host's /etc/resolv.conf names only a
+ * loopback resolver (systemd-resolved's 127.0.0.53), the upstream servers it forwards to
+ * (/run/systemd/resolve/resolv.conf) serve the machines instead, as container runtimes do. `content` is
+ * null when there is nothing a machine could use (its DNS then fails, as the host's would from there).
+ */
+export function machineDns(
+  etcResolv: string,
+  systemdResolv: string | null,
+): { servers: string[]; content: string | null } {
+  let source = etcResolv;
+  let servers = dnsServersOf(etcResolv);
+  if (servers.length === 0 && systemdResolv) {
+    source = systemdResolv;
+    servers = dnsServersOf(systemdResolv);
+  }
+  if (servers.length === 0) return { servers, content: null };
+  const kept = source.split("\n").filter((l) => /^\s*(search|domain|options)\s/.test(l));
+  return { servers, content: `${[...kept, ...servers.map((ns) => `nameserver ${ns}`)].join("\n")}\n` };
+}

@@ -8,7 +8,7 @@ import { existsSync } from "node:fs";
 import { readFile, writeFile } from "node:fs/promises";
 import { CoreError } from "../../errors.ts";
 import type { UserIdentity } from "../process-utils.ts";
-import { dnsServersOf, installHostFirewall } from "./host-firewall.ts";
+import { installHostFirewall, machineDns } from "./host-firewall.ts";
 import type { Jail } from "./jail.ts";
 import {
   DEFAULT_HIDDEN_PATHS,
@@ -65,7 +65,7 @@ export class MachineIsolation {
   private readonly pool: Pool;
   private readonly hidden: string[];
   private hostChain: Promise<void> = Promise.resolve();
-  private dnsServers: string[] = [];
+  private dns: { servers: string[]; content: string | null } = { servers: [], content: null };
   private state: IsolationStatus;
 
   constructor(private readonly opts: MachineIsolationOptions) {
@@ -117,12 +117,14 @@ export class MachineIsolation {
       // opened (the kernel's protected_* settings, as systemd sets them; best effort)
       for (const name of ["protected_symlinks", "protected_hardlinks", "protected_regular", "protected_fifos"])
         await writeFile(`/proc/sys/fs/${name}`, "1").catch(() => {});
-      const resolv = await readFile("/etc/resolv.conf", "utf8").catch(() => "");
-      this.dnsServers = dnsServersOf(resolv);
+      this.dns = machineDns(
+        await readFile("/etc/resolv.conf", "utf8").catch(() => ""),
+        await readFile("/run/systemd/resolve/resolv.conf", "utf8").catch(() => null),
+      );
       await installHostFirewall({
         pool: this.pool.cidr,
         serviceUid: this.opts.serviceUid ?? process.getuid?.() ?? 0,
-        dnsServers: this.dnsServers,
+        dnsServers: this.dns.servers,
       });
       await prepareMountDir();
       this.state = { mode: "namespaces", available: true, detail: ISOLATED };
@@ -145,10 +147,10 @@ export class MachineIsolation {
         user.name,
         this.pool,
         this.opts.forwardedPorts,
-        this.dnsServers,
+        this.dns.servers,
         this.opts.servicePorts ?? null,
       );
-      const mntns = await setupMountNs(user.name, [...this.hidden, rootDir], keep);
+      const mntns = await setupMountNs(user.name, [...this.hidden, rootDir], keep, this.dns.content);
       return { netns: net.netnsPath, mntns, ipcns: ipcnsPathOf(user.name), address: net.address };
     } catch (e) {
       await this.leave(user.name).catch(() => {});

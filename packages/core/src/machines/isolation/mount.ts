@@ -17,7 +17,7 @@
 // namespace of the machine's own is kept beside it (<cuan-hex>.ipc).
 
 import { existsSync, statSync } from "node:fs";
-import { mkdir, readdir, readFile, unlink, writeFile } from "node:fs/promises";
+import { mkdir, readdir, readFile, realpath, unlink, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { isInside } from "../paths.ts";
 import { run } from "../process-utils.ts";
@@ -131,7 +131,12 @@ export function accountsFor(passwd: string, group: string, own: string): { passw
 }
 
 /** The shell script run inside the new mount namespace (exported for tests of its shape). */
-export function mountScript(hidden: string[], keep: string[], files: [source: string, target: string][] = []): string {
+export function mountScript(
+  hidden: string[],
+  keep: string[],
+  files: [source: string, target: string][] = [],
+  runFiles: [target: string, content: string][] = [],
+): string {
   const cover = coverSet(hidden);
   const kept = keep.map((k) => path.resolve(k)).filter((k) => cover.some((c) => isInside(c, k)));
   const lines = [
@@ -144,6 +149,11 @@ export function mountScript(hidden: string[], keep: string[], files: [source: st
     // detach the host's mounts under /run (deepest first), then a fresh /run
     `for m in $(awk '$5 ~ "^/run(/|$)" {print $5}' /proc/self/mountinfo | sort -r); do umount -l "$m" 2>/dev/null || true; done`,
     "mount -t tmpfs -o mode=0755,size=1m,nosuid,nodev cua-run /run",
+    // files that live under /run (an /etc/resolv.conf linked to systemd-resolved's), written afresh
+    ...runFiles.flatMap(([target, content]) => [
+      `mkdir -p ${shq(path.dirname(target))}`,
+      `printf '%s' ${shq(content)} > ${shq(target)}`,
+    ]),
   ];
   kept.forEach((k, i) => {
     lines.push(`mkdir -p /run/.keep/${i}`, `mount --bind ${shq(k)} /run/.keep/${i}`);
@@ -172,7 +182,12 @@ export function mountScript(hidden: string[], keep: string[], files: [source: st
  * Creates the machine's mount namespace, or re-adopts an existing one. `keep` (home, runtime directory)
  * stays visible even when it lies inside a hidden path.
  */
-export async function setupMountNs(userName: string, hidden: string[], keep: string[]): Promise<string> {
+export async function setupMountNs(
+  userName: string,
+  hidden: string[],
+  keep: string[],
+  resolvConf: string | null = null,
+): Promise<string> {
   const file = mntnsPathOf(userName);
   const ipc = ipcnsPathOf(userName);
   if ((await isMountPoint(file)) && (await isMountPoint(ipc))) return file;
@@ -191,6 +206,18 @@ export async function setupMountNs(userName: string, hidden: string[], keep: str
     await writeFile(src, content, { mode: 0o644 });
     files.push([src, `/etc/${name}`]);
   }
+  // the machine's resolv.conf (machineDns): bound over the host's, or written into the new /run when the
+  // host's is a link into /run (systemd-resolved's stub-resolv.conf)
+  const runFiles: [string, string][] = [];
+  if (resolvConf !== null) {
+    const target = await realpath("/etc/resolv.conf").catch(() => "/etc/resolv.conf");
+    if (isInside("/run", target)) runFiles.push([target, resolvConf]);
+    else {
+      const src = path.join(ETC_DIR, `${path.basename(file)}.resolv.conf`);
+      await writeFile(src, resolvConf, { mode: 0o644 });
+      files.push([src, "/etc/resolv.conf"]);
+    }
+  }
   const r = await run(
     "unshare",
     [
@@ -201,7 +228,7 @@ export async function setupMountNs(userName: string, hidden: string[], keep: str
       "--",
       "/bin/sh",
       "-c",
-      mountScript(hidden, keep, files),
+      mountScript(hidden, keep, files, runFiles),
     ],
     { timeoutMs: 20_000 },
   );
@@ -217,7 +244,7 @@ export async function teardownMountNs(userName: string): Promise<void> {
     if (await isMountPoint(file)) await run("umount", [file], { timeoutMs: 15_000 });
     if (existsSync(file) && !(await isMountPoint(file))) await unlink(file).catch(() => {});
   }
-  for (const name of ["passwd", "group"])
+  for (const name of ["passwd", "group", "resolv.conf"])
     await unlink(path.join(ETC_DIR, `${path.basename(mntnsPathOf(userName))}.${name}`)).catch(() => {});
 }
 
@@ -230,7 +257,7 @@ export async function sweepMountNs(liveHex: Set<string>): Promise<void> {
     if (mp && path.dirname(mp) === MNT_DIR) files.add(mp);
   }
   for (const f of await readdir(ETC_DIR).catch(() => [] as string[])) {
-    const hex = f.replace(/^cuan-/, "").replace(/\.(passwd|group)$/, "");
+    const hex = f.replace(/^cuan-/, "").replace(/\.(passwd|group|resolv\.conf)$/, "");
     if (!liveHex.has(hex)) await unlink(path.join(ETC_DIR, f)).catch(() => {});
   }
   for (const f of files) {
