@@ -1,4 +1,5 @@
-// npm run bench [-- <name> ...]   (names: api, predict, machines, runs, fuzz, wallet; all when none is named)
+// npm run bench [-- <name> ...]   (names: api, predict, machines, runs, fuzz, wallet, agent-tasks;
+// all but agent-tasks when none is named)
 // The grounding benchmark runs on its own: npx tsx bench/grounding/run.ts
 import { benchAgentTasks } from "./agent-tasks.ts";
 import { benchApi } from "./api.ts";
@@ -18,7 +19,8 @@ const suites: Record<string, () => Promise<void>> = {
   "agent-tasks": benchAgentTasks,
 };
 const wanted = process.argv.slice(2).filter((a) => !a.startsWith("-"));
-for (const name of wanted.length ? wanted : Object.keys(suites)) {
+// agent-tasks (several minutes of real runs on a desktop) runs only when named
+for (const name of wanted.length ? wanted : Object.keys(suites).filter((n) => n !== "agent-tasks")) {
   const s = suites[name];
   if (!s) {
     console.error(`unknown benchmark "${name}"; have: ${Object.keys(suites).join(", ")}`);

@@ -191,7 +191,23 @@ export function inputBoxForLabel(
     if (!best || rank[where] < rank[best.where] || (rank[where] === rank[best.where] && d < best.d))
       best = { box, where, d };
   };
+  // a filled box (a button: its inside differs from what surrounds it) is no input field
+  const filled = (b: Box) => {
+    const y = Math.round(b.y + b.height / 2);
+    // what surrounds it on both sides (a neighbour may touch one side)
+    const outs = [
+      rgbAt(img, Math.min(img.width - 1, Math.round(b.x + b.width + 4)), y),
+      rgbAt(img, Math.max(0, Math.round(b.x - 4)), y),
+    ];
+    let differ = 0;
+    for (let k = 1; k <= 10; k++) {
+      const p = rgbAt(img, Math.round(b.x + (b.width * k) / 11), Math.round(b.y + b.height * 0.3));
+      if (outs.every((o) => colorDist(p, o) > 60)) differ++;
+    }
+    return differ >= 6;
+  };
   for (const b of boxes) {
+    if (filled(b)) continue;
     const inside =
       label.x >= b.x - 2 &&
       label.x + label.width <= b.x + b.width + 2 &&
@@ -211,8 +227,19 @@ export function inputBoxForLabel(
       consider(b, "below", gapBelow * 2);
   }
   const chosen = best as { box: Box; where: "inside" | "right" | "below" | "left"; d: number } | null;
-  if (!chosen) return null;
-  return { box: chosen.box, where: chosen.where };
+  if (chosen) return { box: chosen.box, where: chosen.where };
+  // a button right against its input (a search box and its Search button) joins their edges: look
+  // at the strip left of the label alone
+  const strip: Box = {
+    x: Math.max(0, label.x - 30 * h),
+    y: label.y - 2 * h,
+    width: Math.min(label.x, 30 * h) - 2,
+    height: 5 * h,
+  };
+  const left = findInputBoxes(img, strip)
+    .filter((b) => !filled(b) && cy >= b.y && cy <= b.y + b.height && b.x < label.x - 2 * h)
+    .sort((a, b) => b.x + b.width - (a.x + a.width))[0];
+  return left ? { box: left, where: "left" } : null;
 }
 
 /**
