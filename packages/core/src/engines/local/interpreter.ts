@@ -554,6 +554,8 @@ export interface PlanOptions {
   retry?: { step: number; t: number };
   /** attempts so far of a repeating step (scroll until, wait to finish, open a dropdown) */
   again?: { step: number; n: number };
+  /** where the previous action happened: of a step's other names, the nearest match is meant */
+  near?: { x: number; y: number } | null;
 }
 
 export interface Plan {
@@ -630,18 +632,33 @@ function stepActions(
   ground: Grounder,
   clamp: (x: number, y: number) => { x: number; y: number },
   skip: number,
-  ctx: { screen?: ScreenReader; tries: number; attempts: number; width: number; height: number },
+  ctx: {
+    screen?: ScreenReader;
+    tries: number;
+    attempts: number;
+    width: number;
+    height: number;
+    near?: { x: number; y: number } | null;
+  },
 ): StepResult {
   const find = (descriptions: string[]): GroundResult & { x: number; y: number } => {
     let first: { d: string; g: GroundResult } | null = null;
+    const hits: (GroundResult & { x: number; y: number })[] = [];
     for (const d of descriptions) {
       const g = ground(d);
       if (g.found && g.x !== null && g.y !== null) {
         const p = clamp(g.x, g.y);
-        return { ...g, x: p.x, y: p.y };
+        hits.push({ ...g, x: p.x, y: p.y });
+        // the name the user wrote wins; other names are compared by where the last action was
+        if (hits.length === 1 && d === descriptions[0]) break;
+        continue;
       }
       if (!first) first = { d, g };
     }
+    const near = ctx.near;
+    if (near && hits.length > 1)
+      hits.sort((a, b) => Math.hypot(a.x - near.x, a.y - near.y) - Math.hypot(b.x - near.x, b.y - near.y));
+    if (hits[0]) return hits[0];
     if (!first) throw new Error("nothing to look for");
     throw new NotFound(first.d, first.g);
   };
@@ -1049,6 +1066,7 @@ export function planActions(steps: Step[], ground: Grounder, opts: PlanOptions):
         attempts,
         width: opts.width,
         height: opts.height,
+        near: opts.near,
       });
     } catch (e) {
       if (e instanceof GiveUp) {

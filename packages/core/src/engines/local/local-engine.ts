@@ -153,6 +153,7 @@ export function createLocalEngine(options: LocalEngineOptions = {}): LocalEngine
         screen,
         retry: state.retry,
         again: state.again,
+        near,
       };
       // verification of the previous action on this (fresh) screenshot comes before anything else
       const verdict = c && state.check ? verifyPrevious(state.check, c, opts.resume) : null;

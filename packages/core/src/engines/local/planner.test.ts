@@ -95,6 +95,15 @@ describe("planning goal phrasings (issue 15)", () => {
     expect(p.check).toMatchObject({ k: "change", submit: true, step: 2 });
   });
 
+  it("of a goal's button names, the one near the form just filled is clicked (not a browser bubble's Save)", () => {
+    const screen = [run("Company", 100, 300), run("Save", 1100, 370), run("Register", 100, 360)];
+    const p = plan("Fill in Company: Bletchley and submit", screen, {
+      resume: { step: 1, action: 0 },
+      near: { x: 400, y: 310 },
+    });
+    expect(point(p)).toMatchObject({ y: 368 });
+  });
+
   it("change X to Y selects what the field holds before typing", () => {
     const p = plan("Change the quantity to 3", [run("Quantity", 100, 100)]);
     expect(p.actions).toEqual([
