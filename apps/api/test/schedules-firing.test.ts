@@ -234,6 +234,44 @@ describe("credits (SPEC Schedules and triggers: 10/min, 20 minimum, 6 h cap; 20-
   }, 90_000);
 });
 
+describe("GET /v1/billing/active (DECISIONS Compatibility amendments: schedules running now)", () => {
+  it("lists a live managed execution in progress with its rate and what the meter has accrued", async () => {
+    const a = await s.account({ credits: 100 });
+    const m = await liveMockMachine(s, a.account_id);
+    const sc = await call(s.url, "POST", "/v1/schedules", {
+      key: a.live_key,
+      body: { name: "nightly", machine_id: m, task_prompt: "t", frequency: "daily" },
+    });
+    // setup: an execution started 150 s ago whose run has not ended (a live run of that length is not
+    // something a test can hold open on the mock machine)
+    await s.app.deps.db.scheduleRun.create({
+      data: {
+        id: "srun_0000000000000000000000aa",
+        scheduleId: sc.body.id,
+        runId: "run_00000000000000000000beef",
+        status: "running",
+        trigger: "cron",
+        executedAt: new Date(serviceNow().getTime() - 150_000),
+      },
+    });
+    const r = await call(s.url, "GET", "/v1/billing/active", { key: a.live_key });
+    expect(r.status).toBe(200);
+    expect(r.body.schedules).toEqual([
+      expect.objectContaining({
+        schedule_id: sc.body.id,
+        name: "nightly",
+        schedule_run_id: "srun_0000000000000000000000aa",
+        run_id: "run_00000000000000000000beef",
+        rate_credits_per_hour: 600,
+        accrued_credits: 30, // 3 started minutes x 10
+      }),
+    ]);
+    expect(r.body.total_rate_credits_per_hour).toBeGreaterThanOrEqual(600);
+    const t = await call(s.url, "GET", "/v1/billing/active", { key: a.test_key });
+    expect(t.body.schedules).toEqual([]);
+  });
+});
+
 describe("restart (issue 14: a fire due while the service was down fires once on start)", () => {
   it("missed slots collapse into one fire, recorded, after the next start", async () => {
     const sc = await create({ frequency: "every_15_minutes" });

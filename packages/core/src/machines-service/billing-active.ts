@@ -1,8 +1,9 @@
 // GET /v1/billing/active (DECISIONS.md "Compatibility amendments (2026-11-25)": new read endpoints): what is
 // metered right now, with its rate and what it has cost. Machines: live managed machines that are running,
 // stopped or suspended (GET /v1/machines/pricing rates); test and external machines cost 0 and are not
-// listed. Schedules: this service runs no schedules yet, so the list is empty (never invented entries).
+// listed. Schedules: live managed schedule executions whose run has not ended (schedules/active.ts).
 
+import { activeSchedules } from "../schedules/active.ts";
 import { isMetered, unitsPerMinute } from "./pricing.ts";
 import type { MachinePrincipal } from "./record.ts";
 import type { MachinesDeps } from "./runtime.ts";
@@ -50,12 +51,16 @@ export async function activeBilling(deps: MachinesDeps, principal: MachinePrinci
         metered_since: m.createdAt.toISOString(),
       };
     });
+  const schedules = await activeSchedules(deps, principal);
   return {
     mode: principal.mode,
     machines,
-    schedules: [] as never[],
-    total_rate_credits_per_hour: machines.reduce((s, m) => s + m.rate_credits_per_hour, 0),
-    total_accrued_credits: machines.reduce((s, m) => s + m.accrued_credits, 0),
+    schedules,
+    total_rate_credits_per_hour:
+      machines.reduce((s, m) => s + m.rate_credits_per_hour, 0) +
+      schedules.reduce((s, x) => s + x.rate_credits_per_hour, 0),
+    total_accrued_credits:
+      machines.reduce((s, m) => s + m.accrued_credits, 0) + schedules.reduce((s, x) => s + x.accrued_credits, 0),
     time: now.toISOString(),
   };
 }

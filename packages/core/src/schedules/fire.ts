@@ -14,7 +14,7 @@ import type { Principal } from "../keys/authenticate-key.ts";
 import { SCHEDULE_PRICING } from "../pricing/pricing.ts";
 import { createRun } from "../runs/create-run.ts";
 import type { RunsDeps } from "../runs/ports.ts";
-import { isTerminal } from "../runs/run-record.ts";
+import { isTerminal, TERMINAL_STATUSES } from "../runs/run-record.ts";
 import { addChargeTx } from "../usage/usage.ts";
 import { getBalance } from "../wallet/wallet.ts";
 import type { SchedulesPort } from "./ports.ts";
@@ -333,11 +333,16 @@ async function fireChains(
 export async function settleStragglers(deps: FireDeps): Promise<number> {
   const open = await deps.db.scheduleRun.findMany({
     where: { settledAt: null, runId: { not: null } },
-    take: 100,
+    select: { runId: true },
+    take: 1000,
     orderBy: { executedAt: "asc" },
   });
+  const ended = await deps.db.run.findMany({
+    where: { id: { in: open.map((e) => e.runId!) }, status: { in: [...TERMINAL_STATUSES] } },
+    select: { id: true },
+  });
   let n = 0;
-  for (const e of open) if ((await settleRun(deps, e.runId!)).settled) n++;
+  for (const r of ended) if ((await settleRun(deps, r.id)).settled) n++;
   return n;
 }
 
