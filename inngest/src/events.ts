@@ -47,6 +47,8 @@ export const workflowResumed = eventType("workflow/resumed", {
 });
 /** POST /v1/workflows/runs/{id}/cancel: stops the workflow function (cancelOn, matched by workflow_run_id). */
 export const workflowCancelled = eventType("workflow/cancelled", { schema: z.object({ workflow_run_id: id }) });
+/** A workflow callback delivery was queued (workflow_callback_deliveries): deliver it. */
+export const workflowCallback = eventType("workflow/callback", { schema: z.object({ delivery_id: id }) });
 
 /** The catalogue: every event the app sends or receives. */
 export const appEvents = {
@@ -59,6 +61,7 @@ export const appEvents = {
   workflowStarted,
   workflowResumed,
   workflowCancelled,
+  workflowCallback,
 } as const;
 
 export type AppEventType = (typeof appEvents)[keyof typeof appEvents];

@@ -5,6 +5,7 @@ import {
   type AppEvent,
   type EventSink,
   sendAppEvents,
+  workflowCallback,
   workflowCancelled,
   workflowResumed,
   workflowStarted,
@@ -33,5 +34,8 @@ export class InngestWorkflowJobs implements WorkflowJobs {
   }
   cancelled(runId: string) {
     return this.emit(workflowCancelled.create({ workflow_run_id: runId }, { id: `workflow-cancelled-${runId}` }));
+  }
+  callback(deliveryId: string) {
+    return this.emit(workflowCallback.create({ delivery_id: deliveryId }, { id: `workflow-callback-${deliveryId}` }));
   }
 }

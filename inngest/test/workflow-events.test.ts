@@ -22,18 +22,25 @@ describe("workflow events", () => {
     await jobs.started("wfr_1");
     await jobs.resumed("wfr_1", 1);
     await jobs.cancelled("wfr_1");
+    await jobs.callback("dlv_1");
     expect(sent.map((e) => [e.name, e.id, e.data])).toEqual([
       ["workflow/started", "workflow-started-wfr_1", { workflow_run_id: "wfr_1" }],
       ["workflow/resumed", "workflow-resumed-wfr_1-1", { workflow_run_id: "wfr_1", resume_count: 1 }],
       ["workflow/cancelled", "workflow-cancelled-wfr_1", { workflow_run_id: "wfr_1" }],
+      ["workflow/callback", "workflow-callback-dlv_1", { delivery_id: "dlv_1" }],
     ]);
     const client = new Inngest({ id: "wf-events-test", logger: quiet });
-    const [fn] = createWorkflowFunctions(client, {} as WorkflowsDeps);
-    const opts = (fn as unknown as { opts: { triggers: { event: unknown }[]; cancelOn: { event: unknown }[] } }).opts;
-    for (const t of [...opts.triggers, ...opts.cancelOn]) expect(Object.values(appEvents)).toContain(t.event);
-    const received = [...opts.triggers, ...opts.cancelOn].map((t) => (t.event as { name: string }).name);
-    // workflow/resumed is received by step.waitForEvent inside the function
-    expect(received.sort()).toEqual(["workflow/cancelled", "workflow/started"]);
+    const received: string[] = [];
+    for (const fn of createWorkflowFunctions(client, {} as WorkflowsDeps)) {
+      const opts = (fn as unknown as { opts: { triggers: { event: unknown }[]; cancelOn?: { event: unknown }[] } })
+        .opts;
+      for (const t of [...opts.triggers, ...(opts.cancelOn ?? [])]) {
+        expect(Object.values(appEvents)).toContain(t.event);
+        received.push((t.event as { name: string }).name);
+      }
+    }
+    // workflow/resumed is received by step.waitForEvent inside workflow-run
+    expect(received.sort()).toEqual(["workflow/callback", "workflow/cancelled", "workflow/started"]);
   });
 
   test("wrong data fails validation", async () => {

@@ -15,6 +15,8 @@
 //     loop / retry    bounded by the loop's max_iterations / max_attempts and the run's max_iterations
 //     human_approval  waitForEvent(workflow/resumed) with the approval's timeout, re-checked in the database
 
+import { CALLBACK_MAX_ATTEMPTS } from "@cua/core/runs/callbacks";
+import { deliverWorkflowCallback } from "@cua/core/workflows/callbacks";
 import { evaluate } from "@cua/core/workflows/conditions";
 import { DEFAULT_LOOP_MAX_ITERATIONS, type Step } from "@cua/core/workflows/definition";
 import {
@@ -33,10 +35,11 @@ import {
 } from "@cua/core/workflows/engine";
 import type { WorkflowsDeps } from "@cua/core/workflows/ports";
 import { render, type Scope } from "@cua/core/workflows/templates";
-import type { Inngest } from "inngest";
-import { runFinished, workflowCancelled, workflowResumed, workflowStarted } from "../events.ts";
+import { type Inngest, NonRetriableError } from "inngest";
+import { runFinished, workflowCallback, workflowCancelled, workflowResumed, workflowStarted } from "../events.ts";
 
 export const WORKFLOW_RUN_ID = "workflow-run";
+export const WORKFLOW_CALLBACK_ID = "workflow-callback";
 
 /** The failure codes a retry step retries (the others end the run). */
 const RETRYABLE = new Set(["ASSERTION_FAILED", "STEP_FAILED"]);
@@ -310,5 +313,19 @@ export function createWorkflowFunctions(client: Inngest.Any, deps: WorkflowsDeps
       }
     },
   );
-  return [workflowRun];
+  // workflow-callback: at most three recorded delivery attempts, with sleeps between them (like run-callback)
+  const workflowCallbackFn = client.createFunction(
+    { id: WORKFLOW_CALLBACK_ID, name: "Workflow run callback", retries: 0, triggers: [{ event: workflowCallback }] },
+    async ({ event, step }) => {
+      const id = event.data.delivery_id;
+      const backoff = deps.runsConfig.callbackBackoffSeconds;
+      for (let attempt = 1; attempt <= CALLBACK_MAX_ATTEMPTS; attempt++) {
+        const r = await step.run(`attempt-${attempt}`, () => deliverWorkflowCallback(deps, id, attempt));
+        if (r.done) return r;
+        if (attempt < CALLBACK_MAX_ATTEMPTS) await step.sleep(`backoff-${attempt}`, `${backoff[attempt - 1] ?? 60}s`);
+      }
+      throw new NonRetriableError("workflow callback delivery: attempts exhausted");
+    },
+  );
+  return [workflowRun, workflowCallbackFn];
 }

@@ -198,3 +198,6 @@ export async function deliverCallback(
   });
   return { done: status !== "pending", status, attempt, status_code: r.statusCode };
 }
+
+/** The pinned-address POST of one callback attempt (workflow callbacks use it too). */
+export { post as postCallback };

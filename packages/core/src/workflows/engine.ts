@@ -8,9 +8,10 @@ import { Prisma, type WorkflowRun } from "@cua/db/generated";
 import type { Principal } from "../keys/authenticate-key.ts";
 import { createRun } from "../runs/create-run.ts";
 import { isTerminal } from "../runs/run-record.ts";
+import { queueWorkflowCallback } from "./callbacks.ts";
 import type { Definition } from "./definition.ts";
 import type { WorkflowsDeps } from "./ports.ts";
-import { appendWorkflowEvents, cancelChildRuns, finishWorkflowRunInTx } from "./workflow-runs.ts";
+import { appendWorkflowEvents, cancelChildRuns, finishWorkflowRunInTx, sendCallbacks } from "./workflow-runs.ts";
 
 export interface RunFailure {
   code: string;
@@ -393,6 +394,7 @@ export async function openApproval(
     run!.deadlineAt.getTime(),
     timeoutSeconds ? now.getTime() + timeoutSeconds * 1000 : Number.POSITIVE_INFINITY,
   );
+  const deliveries: string[] = [];
   await deps.db.$transaction(async (tx) => {
     const row = await tx.workflowRunStep.findUnique({ where: { runId_stepId: { runId, stepId: m.stepId } } });
     if (row && row.iteration === m.iteration && row.status === "awaiting_human") return; // re-run of this body
@@ -426,7 +428,17 @@ export async function openApproval(
       { event: "status", data: { run_id: runId, status: "awaiting_human" } },
       { event: "awaiting_human", data: { run_id: runId, step_id: m.stepId, reason: message } },
     ]);
+    const paused = await tx.workflowRun.findUniqueOrThrow({ where: { id: runId } });
+    const d = await queueWorkflowCallback(
+      tx,
+      paused,
+      "workflow.awaiting_human",
+      `workflow.awaiting_human#${paused.resumeCount + 1}`,
+      now,
+    );
+    if (d) deliveries.push(d);
   });
+  await sendCallbacks(deps, deliveries);
   const row = await deps.db.workflowRunStep.findUnique({ where: { runId_stepId: { runId, stepId: m.stepId } } });
   const expires = (row?.output as { expires_at?: string } | null)?.expires_at ?? new Date(until).toISOString();
   return { ok: true, deadlineAt: expires };
@@ -487,15 +499,17 @@ export async function finishWorkflowRun(
   pending: Pending,
 ): Promise<string> {
   const now = deps.clock.now();
+  const deliveries: string[] = [];
   const after = await deps.db.$transaction(async (tx) => {
     await tx.$queryRaw`SELECT 1 FROM workflow_runs WHERE id = ${runId} FOR UPDATE`;
     const cur = await tx.workflowRun.findUnique({ where: { id: runId } });
     if (!cur || isTerminal(cur.status)) return null;
     await writeRecords(tx, runId, pending);
     return outcome.status === "succeeded"
-      ? finishWorkflowRunInTx(tx, runId, "succeeded", { output: outcome.output ?? null }, now)
-      : finishWorkflowRunInTx(tx, runId, "failed", { error: outcome.error }, now);
+      ? finishWorkflowRunInTx(tx, runId, "succeeded", { output: outcome.output ?? null }, now, deliveries)
+      : finishWorkflowRunInTx(tx, runId, "failed", { error: outcome.error }, now, deliveries);
   });
+  await sendCallbacks(deps, deliveries);
   const run = after ?? (await load(deps, runId));
   if (run && outcome.status === "failed") await cancelChildRuns(deps, run);
   return run?.status ?? "failed";

@@ -10,6 +10,8 @@ export interface WorkflowJobs {
   resumed(runId: string, resumeCount: number): Promise<void>;
   /** a workflow run was cancelled: stop its function */
   cancelled(runId: string): Promise<void>;
+  /** a callback delivery was queued (workflow_callback_deliveries): deliver it */
+  callback(deliveryId: string): Promise<void>;
 }
 
 export interface WorkflowsPort {

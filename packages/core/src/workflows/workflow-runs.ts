@@ -16,6 +16,7 @@ import { cancelRun } from "../runs/cancel-run.ts";
 import { isTerminal } from "../runs/run-record.ts";
 import { newWebhookSecret, sealRunSecret } from "../runs/run-secrets.ts";
 import { detailsError } from "../validation.ts";
+import { queueWorkflowCallback } from "./callbacks.ts";
 import { type Definition, flattenSteps, type Step } from "./definition.ts";
 import { inputsProblems } from "./inputs-schema.ts";
 import type { WorkflowsDeps } from "./ports.ts";
@@ -329,6 +330,7 @@ export async function finishWorkflowRunInTx(
   to: "succeeded" | "failed" | "cancelled" | "timed_out",
   outcome: { output?: unknown; error?: { code: string; message: string; step_id?: string } | null },
   now: Date,
+  deliveries: string[] = [],
 ): Promise<WorkflowRun | null> {
   const upd = await tx.workflowRun.updateMany({
     where: { id: runId, status: { in: [...ACTIVE] } },
@@ -354,15 +356,37 @@ export async function finishWorkflowRunInTx(
       data: { run_id: runId, status: to, output: outcome.output ?? null, error: outcome.error ?? null },
     },
   ]);
-  return tx.workflowRun.findUniqueOrThrow({ where: { id: runId } });
+  const after = await tx.workflowRun.findUniqueOrThrow({ where: { id: runId } });
+  const d = await queueWorkflowCallback(
+    tx,
+    after,
+    `workflow.${to === "timed_out" ? "failed" : to}`,
+    `workflow.${to}`,
+    now,
+  );
+  if (d) deliveries.push(d);
+  return after;
+}
+
+/** Hands queued callback deliveries to the executor (after their transaction committed). */
+export async function sendCallbacks(deps: WorkflowsDeps, deliveries: string[]): Promise<void> {
+  for (const id of deliveries) {
+    try {
+      await deps.workflows.jobs.callback(id);
+    } catch (e) {
+      deps.logger.warn("workflow callback not queued", { delivery_id: id, err: String(e) });
+    }
+  }
 }
 
 /** POST /v1/workflows/runs/{id}/cancel: any active state -> cancelled; running task runs are cancelled too. */
 export async function cancelWorkflowRun(deps: WorkflowsDeps, p: Principal, id: string): Promise<WorkflowRunRecord> {
   const seen = await loadWorkflowRun(deps, p, id);
+  const deliveries: string[] = [];
   const after = await deps.db.$transaction((tx) =>
-    finishWorkflowRunInTx(tx, id, "cancelled", { error: null }, deps.clock.now()),
+    finishWorkflowRunInTx(tx, id, "cancelled", { error: null }, deps.clock.now(), deliveries),
   );
+  await sendCallbacks(deps, deliveries);
   if (!after) {
     const now = await loadWorkflowRun(deps, p, id);
     throw new CoreError("INVALID_STATE", `The workflow run is ${now.status}; a terminal run cannot be cancelled.`, {
