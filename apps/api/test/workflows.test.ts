@@ -130,6 +130,12 @@ describe("create, get, list, update, delete", () => {
     envelope(await req("DELETE", `/v1/workflows/${c.body.id}`), 404, "WORKFLOW_NOT_FOUND");
     envelope(await req("PUT", `/v1/workflows/${c.body.id}`, { name: "x" }), 404, "WORKFLOW_NOT_FOUND");
     envelope(await req("GET", "/v1/workflows/not-an-id!"), 404, "WORKFLOW_NOT_FOUND");
+    // a NUL byte never reaches the database (PostgreSQL refuses it): 404 like any malformed id
+    envelope(await req("GET", "/v1/workflows/wf%00x"), 404, "WORKFLOW_NOT_FOUND");
+    envelope(await req("GET", "/v1/workflows/runs/wfr%00x"), 404, "WORKFLOW_RUN_NOT_FOUND");
+    envelope(await req("GET", "/v1/workflows/runs/wfr%00x/events"), 404, "WORKFLOW_RUN_NOT_FOUND");
+    const nulCursor = Buffer.from(JSON.stringify({ c: new Date().toISOString(), i: "a\u0000b" })).toString("base64url");
+    envelope(await req("GET", `/v1/workflows/runs?cursor=${nulCursor}`), 400, "INVALID_CURSOR");
   });
 
   it("scopes: workflows:read lists, workflows:write creates (403 INSUFFICIENT_SCOPE)", async () => {

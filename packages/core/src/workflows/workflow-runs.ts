@@ -21,7 +21,7 @@ import { type Definition, flattenSteps, type Step } from "./definition.ts";
 import { inputsProblems } from "./inputs-schema.ts";
 import type { WorkflowsDeps } from "./ports.ts";
 import { WORKFLOW_RUN_STATUSES, type WorkflowRunStatus } from "./schemas.ts";
-import { currentVersion, decodeCursor, loadWorkflow, nextCursorOf, pageAfter } from "./workflows.ts";
+import { currentVersion, decodeCursor, loadWorkflow, nextCursorOf, pageAfter, WELL_FORMED_ID } from "./workflows.ts";
 
 export const DEFAULT_MAX_ITERATIONS = 1000;
 export const ACTIVE = ["queued", "running", "awaiting_human"] as const;
@@ -255,6 +255,7 @@ export function toWorkflowRunRecord(
 }
 
 export async function loadWorkflowRun(deps: Pick<CoreDeps, "db">, p: Principal, id: string): Promise<WorkflowRun> {
+  if (!WELL_FORMED_ID.test(id)) throw new CoreError("WORKFLOW_RUN_NOT_FOUND", "The workflow run does not exist.");
   const r = await deps.db.workflowRun.findFirst({ where: { id, accountId: p.accountId, mode: p.mode } });
   if (!r) throw new CoreError("WORKFLOW_RUN_NOT_FOUND", "The workflow run does not exist.");
   return r;
@@ -283,7 +284,7 @@ export async function listWorkflowRuns(
       accountId: p.accountId,
       mode: p.mode,
       ...(q.status ? { status: q.status } : {}),
-      ...(q.workflow_id ? { workflowId: q.workflow_id } : {}),
+      ...(q.workflow_id ? { workflowId: WELL_FORMED_ID.test(q.workflow_id) ? q.workflow_id : "-" } : {}),
       ...pageAfter(cur),
     },
     orderBy: [{ createdAt: "desc" }, { id: "desc" }],

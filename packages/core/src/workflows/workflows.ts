@@ -68,7 +68,11 @@ function record(w: Workflow, definition: unknown, inputsSchema: unknown): Workfl
   };
 }
 
+/** Ids are [A-Za-z0-9_-]; anything else is unknown (404, never a query: PostgreSQL refuses NUL bytes). */
+export const WELL_FORMED_ID = /^[A-Za-z0-9_-]{1,128}$/;
+
 export async function loadWorkflow(deps: Pick<CoreDeps, "db">, p: Principal, id: string): Promise<Workflow> {
+  if (!WELL_FORMED_ID.test(id)) throw new CoreError("WORKFLOW_NOT_FOUND", "The workflow does not exist.");
   const w = await deps.db.workflow.findFirst({ where: { id, accountId: p.accountId, mode: p.mode } });
   if (!w) throw new CoreError("WORKFLOW_NOT_FOUND", "The workflow does not exist.");
   return w;
@@ -155,7 +159,13 @@ const encodeCursor = (c: Date, i: string) =>
 export function decodeCursor(raw: string): Cursor {
   try {
     const v = JSON.parse(Buffer.from(raw, "base64url").toString("utf8")) as Partial<Cursor>;
-    if (typeof v.c === "string" && typeof v.i === "string" && !Number.isNaN(Date.parse(v.c))) return v as Cursor;
+    if (
+      typeof v.c === "string" &&
+      typeof v.i === "string" &&
+      WELL_FORMED_ID.test(v.i) &&
+      !Number.isNaN(Date.parse(v.c))
+    )
+      return v as Cursor;
   } catch {}
   throw new CoreError("INVALID_CURSOR");
 }
