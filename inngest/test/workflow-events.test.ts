@@ -35,6 +35,7 @@ describe("workflow events", () => {
       const opts = (fn as unknown as { opts: { triggers: { event: unknown }[]; cancelOn?: { event: unknown }[] } })
         .opts;
       for (const t of [...opts.triggers, ...(opts.cancelOn ?? [])]) {
+        if (t.event === undefined) continue; // the sweeper's cron
         expect(Object.values(appEvents)).toContain(t.event);
         received.push((t.event as { name: string }).name);
       }

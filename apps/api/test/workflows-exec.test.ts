@@ -303,6 +303,37 @@ describe("condition ops end to end", () => {
   });
 });
 
+describe("sweeper", () => {
+  it("a queued run whose start event was lost is started by the sweeper (the event id keeps it single)", async () => {
+    const { sweepWorkflows } = await import("@cua/core/workflows/sweep-workflows");
+    const deps = s.app.deps;
+    const jobs = deps.workflows.jobs;
+    const lost: string[] = [];
+    const started = jobs.started.bind(jobs);
+    // the start event of the next run is lost (the send fails after the commit)
+    jobs.started = async (id: string) => {
+      lost.push(id);
+      throw new Error("event sink down");
+    };
+    let id: string;
+    try {
+      id = await adhoc({ steps: [{ id: "s", type: "succeed", output: "swept" }] });
+    } finally {
+      jobs.started = started;
+    }
+    expect(lost).toEqual([id]);
+    await new Promise((r) => setTimeout(r, 1500));
+    expect((await req("GET", `/v1/workflows/runs/${id}`)).body.status).toBe("queued");
+    const swept = await sweepWorkflows(deps, 0);
+    expect(swept.runs).toBeGreaterThanOrEqual(1);
+    await sweepWorkflows(deps, 0); // twice: the event id starts it once
+    const run = await waitStatus(id);
+    expect(run).toMatchObject({ status: "succeeded", output: "swept" });
+    const events = await deps.db.workflowRunEvent.findMany({ where: { runId: id, event: "terminal" } });
+    expect(events).toHaveLength(1);
+  });
+});
+
 describe("human approval, cancel, guards, version pinning, events", () => {
   const approvalDef = {
     steps: [

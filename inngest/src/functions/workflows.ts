@@ -34,12 +34,14 @@ import {
   type TaskFields,
 } from "@cua/core/workflows/engine";
 import type { WorkflowsDeps } from "@cua/core/workflows/ports";
+import { sweepWorkflows } from "@cua/core/workflows/sweep-workflows";
 import { render, type Scope } from "@cua/core/workflows/templates";
 import { type Inngest, NonRetriableError } from "inngest";
 import { runFinished, workflowCallback, workflowCancelled, workflowResumed, workflowStarted } from "../events.ts";
 
 export const WORKFLOW_RUN_ID = "workflow-run";
 export const WORKFLOW_CALLBACK_ID = "workflow-callback";
+export const WORKFLOW_SWEEPER_ID = "workflow-sweeper";
 
 /** The failure codes a retry step retries (the others end the run). */
 const RETRYABLE = new Set(["ASSERTION_FAILED", "STEP_FAILED"]);
@@ -327,5 +329,10 @@ export function createWorkflowFunctions(client: Inngest.Any, deps: WorkflowsDeps
       throw new NonRetriableError("workflow callback delivery: attempts exhausted");
     },
   );
-  return [workflowRun, workflowCallbackFn];
+  // workflow-sweeper: re-sends start and callback events lost between a commit and its send
+  const workflowSweeper = client.createFunction(
+    { id: WORKFLOW_SWEEPER_ID, name: "Workflow run sweeper", retries: 0, triggers: [{ cron: "* * * * *" }] },
+    async ({ step }) => step.run("sweep", () => sweepWorkflows(deps)),
+  );
+  return [workflowRun, workflowCallbackFn, workflowSweeper];
 }
