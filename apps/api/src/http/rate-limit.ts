@@ -100,10 +100,13 @@ export interface RateLimitResult {
   reset: number;
 }
 
-/** Tokens one lease takes from a shared store: a hundredth of the limit, 1 to MAX_LEASE. */
-export const MAX_LEASE = 50;
+/**
+ * Tokens one lease takes from a shared store: a hundredth of the limit (limits under 200 per window: 1, a
+ * store round trip per request). A key then costs each process about 200 store round trips per window
+ * whatever its rate, and the error stays a fixed share of the limit.
+ */
 export function leaseSize(limit: number): number {
-  return Math.max(1, Math.min(MAX_LEASE, Math.floor(limit / 100)));
+  return Math.max(1, Math.floor(limit / 100));
 }
 
 /** One key's tokens in this process for the current window. */
