@@ -177,6 +177,7 @@ function typeSteps(pairs: FieldValue[]): Step[] {
     target: p.labels[0] ?? p.field,
     alts: p.labels.slice(1),
     secret: SECRET.test(p.field),
+    exact: true,
   }));
 }
 

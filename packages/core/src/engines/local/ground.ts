@@ -112,7 +112,8 @@ function candidateFor(ctx: GroundingContext, m: TextMatch, role: Role | null): C
     score -= 0.03 * Math.min(1, Math.hypot(c.x - ctx.near.x, c.y - ctx.near.y) / diag);
   }
   if (ctx.pixels && role && FIELD_ROLES.includes(role)) {
-    const input = inputBoxForLabel(ctx.pixels, m.bbox);
+    const onButton = onFilledShape(ctx.pixels, m.bbox);
+    const input = inputBoxForLabel(ctx.pixels, m.bbox, { buttonLabel: onButton });
     if (input) {
       bbox = input.box;
       point = input.where === "inside" ? boxCenter(m.bbox) : boxCenter(input.box);
@@ -123,7 +124,7 @@ function candidateFor(ctx: GroundingContext, m: TextMatch, role: Role | null): C
     }
     // "the search box" is the input, not the Search button beside it: text on a filled shape that
     // is not inside an input box is a button's label
-    if (input?.where !== "inside" && onFilledShape(ctx.pixels, m.bbox)) score -= input ? 0.08 : 0.5;
+    if (input?.where !== "inside" && onButton) score -= input ? 0.08 : 0.5;
   }
   return { match: m, score, point, bbox, element };
 }

@@ -41,6 +41,8 @@ export type Step =
       replace?: boolean;
       /** a password-like field: what was typed is masked, so it cannot be read back */
       secret?: boolean;
+      /** the field must end up holding exactly the text (a form's value) */
+      exact?: boolean;
     }
   | { kind: "choose"; option: string; group: string | null }
   | { kind: "scroll-until"; text: string; direction: "up" | "down" }
@@ -709,7 +711,16 @@ function stepActions(
       const typing: Action = { action_type: "type_text", params: { text: step.text } };
       const selectAll: Action = { action_type: "key_combo", params: { keys: ["ctrl", "a"] } };
       const check = (box: Box | null): CheckSpec | undefined =>
-        ctx.screen ? { k: "typed", d: describeStep(step), text: step.text, box, secret: step.secret } : undefined;
+        ctx.screen
+          ? {
+              k: "typed",
+              d: describeStep(step),
+              text: step.text,
+              box,
+              secret: step.secret,
+              exact: step.exact || replace,
+            }
+          : undefined;
       if (!step.target) return { actions: [typing], check: check(null) };
       const tail = replace ? [selectAll, typing] : [typing];
       if (skip >= 1) {

@@ -122,8 +122,9 @@ export function createLocalEngine(options: LocalEngineOptions = {}): LocalEngine
     const state: LocalState = (resume && decodeState(reasonings[reasonings.length - 1])) || {};
     const needsScreen = steps.some(stepNeedsScreen) || state.check !== undefined;
     // the previous action's point: of equal matches, the one near it is meant
-    const lastActs = input.trajectory[input.trajectory.length - 1]?.actions ?? [];
-    const lastPoint = [...lastActs]
+    // (the newest action with a point: the last step may have typed, which has none)
+    const lastPoint = input.trajectory
+      .flatMap((t) => t.actions ?? [])
       .reverse()
       .map((a) => a.params as { x?: number; y?: number })
       .find((p) => typeof p.x === "number" && typeof p.y === "number");

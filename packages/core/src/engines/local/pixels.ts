@@ -177,6 +177,7 @@ function dedupeBoxes(boxes: Box[]): Box[] {
 export function inputBoxForLabel(
   img: RgbaImage,
   label: Box,
+  opts: { buttonLabel?: boolean } = {},
 ): { box: Box; where: "inside" | "right" | "below" | "left" } | null {
   const h = Math.max(10, label.height);
   const cy = label.y + label.height / 2;
@@ -208,6 +209,8 @@ export function inputBoxForLabel(
   };
   for (const b of boxes) {
     if (filled(b)) continue;
+    // a button's label names the field it acts on, at its left (a search box), never one beyond it
+    if (opts.buttonLabel && b.x + b.width > label.x + 2) continue;
     const inside =
       label.x >= b.x - 2 &&
       label.x + label.width <= b.x + b.width + 2 &&

@@ -245,6 +245,12 @@ describe("verification records (issue 15)", () => {
     expect(typedVisible(ctxOf([run("Grape", 210, 102)]), "Ada Lovelace", box)).toBe(false);
   });
 
+  it("a form's value must be all the field holds (not appended to an autofilled value)", () => {
+    expect(typedVisible(ctxOf([run("adalaptop", 210, 102)]), "laptop", box, true)).toBe(false);
+    expect(typedVisible(ctxOf([run("laptopl", 210, 102)]), "laptop", box, true)).toBe(true);
+    expect(typedVisible(ctxOf([run("adalaptop", 210, 102)]), "laptop", box, false)).toBe(true);
+  });
+
   it("a click must change the screen; a submit must not bring up an error", () => {
     const before = ctxOf([run("Sign up", 100, 100)]);
     const check: Check = {

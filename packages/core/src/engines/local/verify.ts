@@ -21,6 +21,8 @@ export interface Check {
   /** where the typed text must show (the input box), when known */
   box?: Box | null;
   secret?: boolean;
+  /** the field must hold the text and nothing else (a form's value: not appended to an autofilled one) */
+  exact?: boolean;
   /** screen text signature before the action */
   sig?: string;
   /** pixel fingerprint of the clicked control, and its box (checkboxes, radios) */
@@ -145,7 +147,7 @@ export function typedProbes(text: string): string[] {
 }
 
 /** Is the typed text visible inside the box (or anywhere when the box is unknown)? */
-export function typedVisible(ctx: GroundingContext, text: string, box: Box | null | undefined): boolean {
+export function typedVisible(ctx: GroundingContext, text: string, box: Box | null | undefined, exact = false): boolean {
   const probes = typedProbes(text);
   if (probes.length === 0) return true; // only spaces or symbols: nothing OCR can read back
   // the characters inside the box: a detection box may join the field's label and its text
@@ -173,6 +175,12 @@ export function typedVisible(ctx: GroundingContext, text: string, box: Box | nul
     });
   }
   if (runs.length === 0) return false;
+  if (exact && box && text.length <= 24) {
+    // all the field shows, against the value (the caret may read as one more letter)
+    const shown = normalizeText(runs.map((r) => r.text).join(""));
+    const want = normalizeText(text);
+    return editDistance(shown, want) <= Math.max(1, Math.floor(0.25 * Math.max(shown.length, want.length)));
+  }
   const segments = buildSegments(runs);
   // the caret right after the text reads as a letter ("Grace|" -> "Gracel"): word boundaries do not
   // count here, only how many characters differ
@@ -182,6 +190,23 @@ export function typedVisible(ctx: GroundingContext, text: string, box: Box | nul
   });
 }
 
+/** Levenshtein distance (short strings: a field's value). */
+export function editDistance(a: string, b: string): number {
+  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const cur = [i];
+    for (let j = 1; j <= b.length; j++) {
+      cur[j] = Math.min(
+        (prev[j] ?? 0) + 1,
+        (cur[j - 1] ?? 0) + 1,
+        (prev[j - 1] ?? 0) + (a[i - 1] === b[j - 1] ? 0 : 1),
+      );
+    }
+    prev = cur;
+  }
+  return prev[b.length] ?? 0;
+}
+
 /** The result of checking a record against the current screenshot. */
 export type CheckResult = { ok: true } | { ok: false; why: string; fatal: boolean };
 
@@ -189,7 +214,7 @@ export function evaluateCheck(check: Check, ctx: GroundingContext): CheckResult 
   switch (check.k) {
     case "typed": {
       if (check.secret || !check.text) return { ok: true };
-      if (typedVisible(ctx, check.text, check.box)) return { ok: true };
+      if (typedVisible(ctx, check.text, check.box, check.exact)) return { ok: true };
       return {
         ok: false,
         fatal: false,
