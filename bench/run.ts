@@ -1,4 +1,4 @@
-// npm run bench [-- <name> ...]   (names: api, predict, machines, runs, fuzz, wallet, agent-tasks;
+// npm run bench [-- <name> ...]   (names: api, predict, machines, runs, fuzz, wallet, workflows, agent-tasks;
 // all but agent-tasks when none is named)
 // The grounding benchmark runs on its own: npx tsx bench/grounding/run.ts
 import { benchAgentTasks } from "./agent-tasks.ts";
@@ -8,6 +8,7 @@ import { benchMachines } from "./machines-api.ts";
 import { benchPredict } from "./predict.ts";
 import { benchRuns } from "./runs.ts";
 import { benchWallet } from "./wallet.ts";
+import { benchWorkflows } from "./workflows.ts";
 
 const suites: Record<string, () => Promise<void>> = {
   api: benchApi,
@@ -16,6 +17,7 @@ const suites: Record<string, () => Promise<void>> = {
   runs: benchRuns,
   fuzz: benchFuzz,
   wallet: benchWallet,
+  workflows: benchWorkflows,
   "agent-tasks": benchAgentTasks,
 };
 const wanted = process.argv.slice(2).filter((a) => !a.startsWith("-"));

@@ -1,6 +1,6 @@
 // Issue 13 benchmark: the workflow engine's overhead on the embedded executor (the API as its own process,
 // PostgreSQL). Goal (issue 13 "Done when"): a 200-step workflow of non-task steps under 2 s on two cores.
-//   npx tsx bench/workflows.ts   (to be listed in bench/run.ts as "workflows")
+//   npm run bench -- workflows   (or npx tsx bench/workflows.ts)
 // 1. Wall time of a 200-step workflow of non-task steps (200 asserts), started_at -> finished_at, and of a
 //    1-step workflow; the engine's overhead per non-task step = (200-step - 1-step) / 199.
 // 2. The same 200 steps as a loop (count 199 around one assert): iterations cost one more memoized step each.
