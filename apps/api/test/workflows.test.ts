@@ -319,6 +319,22 @@ describe("starting runs", () => {
     expect(ok.body).toMatchObject({ workflow_id: null, workflow_version: null, machine_id: machine });
   });
 
+  it("Idempotency-Key: a repeated start answers the same run (with its webhook_secret) and starts nothing more", async () => {
+    const headers = { "Idempotency-Key": `wf-start-${Date.now()}` };
+    const body = { definition: simple, webhook_url: "https://93.184.215.14/hook" };
+    const a = await call(s.url, "POST", "/v1/workflows/runs", { key: acct.test_key, body, headers });
+    const b = await call(s.url, "POST", "/v1/workflows/runs", { key: acct.test_key, body, headers });
+    expect([a.status, b.status]).toEqual([201, 201]);
+    expect(b.body.id).toBe(a.body.id);
+    expect(b.body.webhook_secret).toBe(a.body.webhook_secret);
+    const other = await call(s.url, "POST", "/v1/workflows/runs", {
+      key: acct.test_key,
+      body: { definition: { steps: [{ id: "x", type: "fail" }] } },
+      headers,
+    });
+    envelope(other, 422, "IDEMPOTENCY_KEY_REUSED");
+  });
+
   it("webhook_secret appears once, in the start response", async () => {
     const r = await call(s.url, "POST", "/v1/workflows/runs", {
       key: acct.test_key,
