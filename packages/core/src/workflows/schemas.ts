@@ -199,7 +199,11 @@ export const WorkflowRunRecordSchema = z
     inputs: z.record(z.string(), z.unknown()).describe("the run's inputs"),
     output: z.unknown().nullable().describe("the definition's output (or a succeed step's), once succeeded"),
     error: z
-      .object({ code: z.string(), message: z.string() })
+      .object({
+        code: z.string().describe("stable error code"),
+        message: z.string().describe("human text"),
+        step_id: z.string().optional().describe("the step that ended the run"),
+      })
       .catchall(z.unknown())
       .nullable()
       .describe(
@@ -216,7 +220,10 @@ export const WorkflowRunRecordSchema = z
     webhook_secret: z.string().nullable().describe("whsec_<64 hex>: only in the start response"),
     metadata: z.record(z.string(), z.string()).describe("your key/value pairs"),
     usage: z
-      .object({ credits_charged: z.number().int(), cost_cents: z.number().int() })
+      .object({
+        credits_charged: z.number().int().describe("credits the task runs were billed"),
+        cost_cents: z.number().int().describe("the same in cents"),
+      })
       .describe("what the task runs cost (= spent_cents)"),
     steps: z.array(StepStateSchema).describe("every step of the pinned definition, depth first"),
     definition: z.unknown().describe("the pinned definition the run executes (its version's, or the ad-hoc one)"),
