@@ -44,10 +44,18 @@ export function operationContext(ctx: Ctx, op: AnyOperation, caller: Caller | nu
     caller,
     requestId: ctx.requestId,
     endpoint: endpointOf(op),
-    // the console (cookie session) passes no BYOK or other operation headers
-    header: (name) => (console ? undefined : header(ctx.req, name)),
+    // the console (cookie session) passes no BYOK or other operation headers, only where the browser is
+    // (a webhook_url's base is the console's origin, which forwards /v1: X-Forwarded-Host set by its proxy)
+    header: (name) => (console ? consoleOriginHeader(ctx, name) : header(ctx.req, name)),
     res: ctx.res,
   };
+}
+
+function consoleOriginHeader(ctx: Ctx, name: string): string | undefined {
+  const n = name.toLowerCase();
+  if (n === "host") return header(ctx.req, "x-forwarded-host") ?? header(ctx.req, "host");
+  if (n === "x-forwarded-proto") return header(ctx.req, "x-forwarded-proto");
+  return undefined;
 }
 
 /** Runs a definition's handler for a caller: idempotency (REST with a key) around one call. */
