@@ -59,7 +59,7 @@ export class DisplayBackend {
       opts.chromiumPath ?? (existsSync("/usr/lib/chromium/chromium") ? "/usr/lib/chromium/chromium" : "chromium");
     this.xdo = new XdotoolSession(this.user, () => this.env);
     this.terminals = new TerminalSessions(this.user, () => this.env);
-    this.fs = new LocalHomeFs(this.user);
+    this.fs = new LocalHomeFs(this.user, true); // the owner's --home is the only directory file ops may touch
     this.browser = new ChromiumBrowser({
       devtoolsPort: () => this.devtoolsPort,
       ensureRunning: () => this.ensureChromium(),

@@ -24,8 +24,9 @@ import {
 } from "../machines/commands.ts";
 import type { BatchResult, CommandResult, OpResult } from "../machines/provider.ts";
 import { dispatchExternal, outcomeToCommand, outcomeToOp } from "./external-dispatch.ts";
+import { readFrame } from "./frame-store.ts";
 import { parseMachineId } from "./ids.ts";
-import { bindManaged, externalRunnable, externalScreenshot, managedRunnable, syncHandle } from "./machine-access.ts";
+import { bindManaged, externalRunnable, managedRunnable, syncHandle } from "./machine-access.ts";
 import { withManagedReconcile } from "./reconcile-machine.ts";
 import type { MachinePrincipal } from "./record.ts";
 import { assertMachineStatus, loadMachine } from "./record.ts";
@@ -72,7 +73,12 @@ export const batchScopesOf = (body: unknown): MachineScope[] => batchScopes(batc
 async function screenAfter(deps: MachinesDeps, m: Machine, include: boolean | undefined) {
   if (include === false) return {};
   try {
-    if (m.kind === "external") return { screenshot: (await externalScreenshot(deps, m)).png.toString("base64") };
+    if (m.kind === "external") {
+      // no second command is dispatched (the driver runs one at a time): the newest frame it observed
+      const fresh = await deps.db.machine.findUnique({ where: { id: m.id }, select: { lastFrameId: true } });
+      if (!fresh?.lastFrameId) return { screenshot: null };
+      return { screenshot: (await readFrame(deps, m.id, fresh.lastFrameId)).png.toString("base64") };
+    }
     if (!m.desktopEnabled) return { screenshot: null };
     const { provider, handle } = bindManaged(deps, m);
     return { screenshot: (await provider.screenshot(handle)).png.toString("base64") };

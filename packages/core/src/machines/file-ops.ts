@@ -40,6 +40,12 @@ export interface HomeFs {
   /** absolute home directory */
   readonly home: string;
   /**
+   * true: absolute paths outside the home are refused too (422). The external driver sets it: its `--home`
+   * is the only directory the owner let it touch. Managed and mock machines leave it unset: an absolute path
+   * reaches what the machine's user may touch (DECISIONS.md "Compatibility amendments").
+   */
+  readonly homeOnly?: boolean;
+  /**
    * Rejects (422) a path whose symlinks lead outside the home. mode "target" checks the path itself
    * with every symlink followed; "parent" checks only its directory (for deleting a link itself).
    */
@@ -105,6 +111,7 @@ export async function runFileOp(fs: HomeFs, op: ParsedFileOp): Promise<OpResult>
 
 async function target(fs: HomeFs, input: string, mode: "target" | "parent" = "target", field = "parameters.path") {
   const p = resolveMachinePath(fs.home, input, field);
+  if (!p.inHome && fs.homeOnly) throw validationError(field, "path is outside the machine's home directory");
   // home-relative paths stay in the home (symlinks included); an absolute path is the machine user's own
   // business: every op runs as that user, so it reaches what the user may touch and nothing more
   if (p.inHome) await fs.confine(p.abs, mode, field);

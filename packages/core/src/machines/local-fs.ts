@@ -65,7 +65,11 @@ async function finalPath(p: string, depth = 0): Promise<string> {
 export class LocalHomeFs implements HomeFs {
   private realHome: string | null = null;
 
-  constructor(private readonly user: UserIdentity) {}
+  /** homeOnly: refuse absolute paths outside the home too (the external driver's `--home` promise) */
+  constructor(
+    private readonly user: UserIdentity,
+    readonly homeOnly = false,
+  ) {}
 
   get home(): string {
     return this.user.home;
