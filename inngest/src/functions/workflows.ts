@@ -18,7 +18,7 @@
 import { CALLBACK_MAX_ATTEMPTS } from "@cua/core/runs/callbacks";
 import { deliverWorkflowCallback } from "@cua/core/workflows/callbacks";
 import { evaluate } from "@cua/core/workflows/conditions";
-import { DEFAULT_LOOP_MAX_ITERATIONS, type Step } from "@cua/core/workflows/definition";
+import { DEFAULT_LOOP_MAX_ITERATIONS, flattenSteps, type Step } from "@cua/core/workflows/definition";
 import {
   type Begun,
   beginWorkflowRun,
@@ -155,6 +155,16 @@ export function createWorkflowFunctions(client: Inngest.Any, deps: WorkflowsDeps
           case "if": {
             enter();
             const cond = evaluate(s.condition, scope);
+            // the branch not taken: its steps are skipped (in this iteration)
+            for (const x of flattenSteps((cond ? s.else : s.then) ?? []))
+              buf.records.push({
+                stepId: x.id,
+                type: x.type,
+                iteration: iter,
+                kind: "leave",
+                status: "skipped",
+                at: at(),
+              });
             await runList(cond ? s.then : (s.else ?? []), iter, buf);
             const out = { condition: cond, branch: cond ? "then" : s.else ? "else" : null };
             leave("succeeded", out);

@@ -77,7 +77,7 @@ export interface StepMark {
  */
 export interface StepRecord extends StepMark {
   kind: "enter" | "leave";
-  status?: "succeeded" | "failed";
+  status?: "succeeded" | "failed" | "skipped";
   output?: unknown;
   error?: RunFailure | null;
   /** ISO time the function saw it */
