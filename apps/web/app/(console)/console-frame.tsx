@@ -15,6 +15,7 @@ const NAV = [
   { href: "/machines", label: "Machines" },
   { href: "/runs", label: "Runs" },
   { href: "/workflows", label: "Workflows" },
+  { href: "/schedules", label: "Schedules" },
   { href: "/wallet", label: "Wallet" },
   { href: "/keys", label: "API keys" },
   { href: "/provider-keys", label: "Provider keys" },

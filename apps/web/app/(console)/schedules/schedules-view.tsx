@@ -1,0 +1,333 @@
+"use client";
+import { Button } from "@cua/ui/button";
+import { Card } from "@cua/ui/card";
+import { EmptyState } from "@cua/ui/empty-state";
+import { ErrorBox } from "@cua/ui/error-box";
+import { Field } from "@cua/ui/field";
+import { Input } from "@cua/ui/input";
+import { PageHeader } from "@cua/ui/page-header";
+import { Select } from "@cua/ui/select";
+import { Spinner } from "@cua/ui/spinner";
+import { Table } from "@cua/ui/table";
+import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import Link from "next/link";
+import { useRouter } from "next/navigation";
+import { type FormEvent, useEffect, useMemo, useState } from "react";
+import { errorInfo, friendlyMessage } from "../../../lib/errors.ts";
+import { type Mode, newestFirst } from "../../../lib/modes.ts";
+import { inZone, type PreviewInput, previewFires, runAtInstant, viewerZone } from "../../../lib/schedule-preview.ts";
+import { useTRPC } from "../../../lib/trpc.ts";
+import { useMachinesOfBothModes } from "../../../lib/use-machines.ts";
+import { ScheduleStatus, TwoZones } from "./schedule-status.tsx";
+
+const link = "font-medium text-indigo-700 underline dark:text-indigo-300";
+const FREQUENCIES = [
+  ["every_15_minutes", "Every 15 minutes"],
+  ["every_30_minutes", "Every 30 minutes"],
+  ["hourly", "Hourly"],
+  ["every_6_hours", "Every 6 hours"],
+  ["every_12_hours", "Every 12 hours"],
+  ["daily", "Daily"],
+  ["weekly", "Weekly"],
+  ["monthly", "Monthly"],
+  ["custom", "Custom cron"],
+  ["one_shot", "Once (run_at)"],
+] as const;
+const MONTH_DAYS = Array.from({ length: 31 }, (_, i) => String(i + 1));
+const DAYS = ["Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday"];
+const textarea =
+  "block w-full rounded-md border border-slate-300 bg-white px-3 py-2 text-sm focus-visible:outline-2 focus-visible:outline-indigo-600 dark:border-slate-600 dark:bg-slate-900";
+
+function zones(): string[] {
+  try {
+    return Intl.supportedValuesOf("timeZone");
+  } catch {
+    return ["UTC"];
+  }
+}
+
+function CreateScheduleForm() {
+  const trpc = useTRPC();
+  const qc = useQueryClient();
+  const router = useRouter();
+  const machines = useMachinesOfBothModes(undefined);
+  const [name, setName] = useState("");
+  const [task, setTask] = useState("");
+  const [machineId, setMachineId] = useState("");
+  const [p, setP] = useState<PreviewInput>({
+    frequency: "daily",
+    cron: "",
+    time: "09:00",
+    timezone: "UTC",
+    day_of_week: "1",
+    day_of_month: "1",
+    run_at: "",
+  });
+  const [viewer, setViewer] = useState("UTC");
+  const [now, setNow] = useState<Date | null>(null);
+  // the viewer's zone and "now" are the browser's: read after hydration
+  useEffect(() => {
+    const z = viewerZone();
+    setViewer(z);
+    setP((old) => ({ ...old, timezone: z }));
+    setNow(new Date());
+    const t = setInterval(() => setNow(new Date()), 30_000);
+    return () => clearInterval(t);
+  }, []);
+  const set = (k: keyof PreviewInput) => (e: { target: { value: string } }) =>
+    setP((old) => ({ ...old, [k]: e.target.value }));
+  const preview = useMemo(() => (now ? previewFires(p, now) : null), [p, now]);
+  const create = useMutation(
+    trpc.console.schedules.create.mutationOptions({
+      onSuccess: async (s) => {
+        await qc.invalidateQueries({ queryKey: trpc.console.schedules.pathKey() });
+        router.push(`/schedules/${s.id}`);
+      },
+    }),
+  );
+  const zoneList = useMemo(zones, []);
+  if (machines.isPending) return <Spinner label="Loading machines" />;
+  if (machines.error) return <ErrorBox message={friendlyMessage(machines.error)} onRetry={() => machines.refetch()} />;
+  if (machines.machines.length === 0) {
+    return (
+      <EmptyState title="No machine">
+        A schedule's runs drive a machine.{" "}
+        <Link className={link} href="/machines">
+          Provision one
+        </Link>{" "}
+        first.
+      </EmptyState>
+    );
+  }
+  const selected = machines.machines.find((m) => m.id === machineId) ?? machines.machines[0]!;
+  const f = p.frequency;
+  const submit = (e: FormEvent) => {
+    e.preventDefault();
+    const timing =
+      f === "one_shot"
+        ? { run_at: runAtInstant(p.run_at, p.timezone)?.toISOString() ?? p.run_at }
+        : {
+            frequency: f,
+            ...(f === "custom" ? { cron: p.cron } : {}),
+            ...(f === "daily" || f === "weekly" || f === "monthly" ? { time: p.time } : {}),
+            ...(f === "weekly" ? { day_of_week: Number(p.day_of_week) } : {}),
+            ...(f === "monthly" ? { day_of_month: Number(p.day_of_month) } : {}),
+          };
+    create.mutate({
+      mode: (selected.is_test ? "test" : "live") as Mode,
+      name,
+      task_prompt: task,
+      machine_id: selected.id,
+      timezone: p.timezone,
+      ...timing,
+    });
+  };
+  const err = create.error ? errorInfo(create.error) : null;
+  return (
+    <form onSubmit={submit} className="space-y-4" aria-label="Create a schedule">
+      <div className="grid grid-cols-1 gap-4 sm:grid-cols-2">
+        <Field label="Name">
+          <Input value={name} onChange={(e) => setName(e.target.value)} required maxLength={200} />
+        </Field>
+        <Field label="Machine" hint="The schedule takes the machine's mode (live or test).">
+          <Select value={selected.id} onChange={(e) => setMachineId(e.target.value)}>
+            {machines.machines.map((m) => (
+              <option key={m.id} value={m.id}>
+                {`${m.display_name || m.id}${m.is_test ? " (test)" : ""} · ${m.status}`}
+              </option>
+            ))}
+          </Select>
+        </Field>
+      </div>
+      <Field
+        label="Task prompt"
+        hint="What each fire asks the agent. Test machines run the deterministic sandbox (#steps=N, #fail, ...)."
+      >
+        <textarea
+          value={task}
+          onChange={(e) => setTask(e.target.value)}
+          rows={3}
+          required
+          maxLength={16000}
+          className={textarea}
+        />
+      </Field>
+      <div className="grid grid-cols-1 gap-4 sm:grid-cols-3">
+        <Field label="Frequency">
+          <Select value={f} onChange={set("frequency")}>
+            {FREQUENCIES.map(([v, l]) => (
+              <option key={v} value={v}>
+                {l}
+              </option>
+            ))}
+          </Select>
+        </Field>
+        <Field label="Time zone" hint="IANA name; everything below is evaluated in it.">
+          <Input value={p.timezone} onChange={set("timezone")} list="schedule-zones" required />
+        </Field>
+        {f === "custom" && (
+          <Field label="Cron" hint="5 fields (minute hour day month weekday) or 6 (seconds first).">
+            <Input value={p.cron} onChange={set("cron")} placeholder="30 7 * * 1-5" required />
+          </Field>
+        )}
+        {(f === "daily" || f === "weekly" || f === "monthly") && (
+          <Field label="Time" hint="HH:MM in the time zone.">
+            <Input type="time" value={p.time} onChange={set("time")} required />
+          </Field>
+        )}
+        {f === "weekly" && (
+          <Field label="Day of week">
+            <Select value={p.day_of_week} onChange={set("day_of_week")}>
+              {DAYS.map((d, i) => (
+                <option key={d} value={String(i)}>
+                  {d}
+                </option>
+              ))}
+            </Select>
+          </Field>
+        )}
+        {f === "monthly" && (
+          <Field label="Day of month" hint="31 fires only in months that have one.">
+            <Select value={p.day_of_month} onChange={set("day_of_month")}>
+              {MONTH_DAYS.map((d) => (
+                <option key={d} value={d}>
+                  {d}
+                </option>
+              ))}
+            </Select>
+          </Field>
+        )}
+        {f === "one_shot" && (
+          <Field label="Run at" hint="A local date and time in the time zone; fires once, then the schedule pauses.">
+            <Input type="datetime-local" value={p.run_at} onChange={set("run_at")} required />
+          </Field>
+        )}
+      </div>
+      <datalist id="schedule-zones">
+        {zoneList.map((z) => (
+          <option key={z} value={z} />
+        ))}
+      </datalist>
+      <section
+        aria-label="Next fire times"
+        className="rounded-md border border-slate-200 p-3 text-sm dark:border-slate-800"
+      >
+        <h3 className="mb-2 font-medium">Next fire times</h3>
+        {!preview ? (
+          <Spinner label="Computing" />
+        ) : !preview.ok ? (
+          <p className="text-red-700 dark:text-red-300" data-testid="preview-problem">
+            {preview.problem}
+          </p>
+        ) : (
+          <>
+            {preview.cron && (
+              <p className="mb-2 text-slate-600 dark:text-slate-400">
+                cron <code data-testid="preview-cron">{preview.cron}</code>
+              </p>
+            )}
+            <Table
+              caption="Next fire times"
+              rows={preview.fires}
+              rowKey={(d) => d.toISOString()}
+              columns={[
+                { key: "n", header: "#", cell: (d) => preview.fires.indexOf(d) + 1 },
+                { key: "zone", header: `In ${p.timezone}`, cell: (d) => inZone(d, p.timezone) },
+                { key: "viewer", header: `Your time (${viewer})`, cell: (d) => inZone(d, viewer) },
+              ]}
+            />
+          </>
+        )}
+      </section>
+      {err && <ErrorBox title="The schedule was not created" message={friendlyMessage(create.error)} code={err.code} />}
+      <Button type="submit" loading={create.isPending} disabled={!name.trim() || !task.trim()}>
+        Create schedule
+      </Button>
+    </form>
+  );
+}
+
+export function SchedulesView() {
+  const trpc = useTRPC();
+  const [status, setStatus] = useState("");
+  const [viewer, setViewer] = useState("UTC");
+  useEffect(() => setViewer(viewerZone()), []);
+  // both modes: the console's schedules.list is GET /v1/schedules in one mode at a time
+  const listOf = (mode: Mode) => ({
+    ...trpc.console.schedules.list.queryOptions({ mode, status: status || undefined, limit: "200" }),
+    refetchInterval: 15_000,
+  });
+  const live = useQuery(listOf("live"));
+  const test = useQuery(listOf("test"));
+  const error = live.error ?? test.error;
+  const rows = newestFirst(live.data?.data, test.data?.data);
+  return (
+    <>
+      <PageHeader
+        title="Schedules"
+        description="Recurring or one-shot agent work on a machine, fired on time or by a signed webhook."
+      />
+      <div className="space-y-6">
+        <Card title="Create a schedule">
+          <CreateScheduleForm />
+        </Card>
+        <Card title="Schedules">
+          <div className="mb-4 max-w-xs">
+            <Field label="Status">
+              <Select value={status} onChange={(e) => setStatus(e.target.value)}>
+                <option value="">All schedules</option>
+                <option value="active">active</option>
+                <option value="paused">paused</option>
+              </Select>
+            </Field>
+          </div>
+          {live.isPending || test.isPending ? (
+            <Spinner label="Loading schedules" />
+          ) : error ? (
+            <ErrorBox message={friendlyMessage(error)} onRetry={() => Promise.all([live.refetch(), test.refetch()])} />
+          ) : rows.length === 0 ? (
+            <EmptyState title={status ? `No ${status} schedules` : "No schedules yet"}>Create one above.</EmptyState>
+          ) : (
+            <Table
+              caption="Schedules"
+              rows={rows}
+              rowKey={(s) => s.id}
+              columns={[
+                {
+                  key: "name",
+                  header: "Name",
+                  cell: (s) => (
+                    <Link className={link} href={`/schedules/${s.id}`}>
+                      {s.name}
+                    </Link>
+                  ),
+                },
+                { key: "mode", header: "Mode", cell: (s) => (s.is_test ? "test" : "live") },
+                {
+                  key: "status",
+                  header: "Status",
+                  cell: (s) => <ScheduleStatus status={s.status} reason={s.paused_reason} />,
+                },
+                {
+                  key: "when",
+                  header: "When",
+                  cell: (s) => (
+                    <span className="whitespace-nowrap">
+                      {s.run_at ? "once" : <code>{s.cron}</code>} · {s.timezone}
+                    </span>
+                  ),
+                },
+                {
+                  key: "next",
+                  header: "Next run",
+                  cell: (s) => <TwoZones at={s.next_run_at} zone={s.timezone} viewer={viewer} />,
+                },
+                { key: "runs", header: "Runs", className: "text-right tabular-nums", cell: (s) => s.run_count },
+              ]}
+            />
+          )}
+        </Card>
+      </div>
+    </>
+  );
+}

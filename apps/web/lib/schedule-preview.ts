@@ -1,0 +1,96 @@
+// The create form's preview of a schedule's next fires, computed in the browser by the server's own rules:
+// core's pure schedule-time functions (croner, the presets, `time`/`day_of_*` overrides, DST, cron's
+// day-of-month OR day-of-week rule; docs/schedules.md "When a schedule fires"). No request is made.
+import { checkTimezone, effectiveCron, type Frequency, nextCronFires } from "@cua/core/schedules/schedule-time";
+
+export interface PreviewInput {
+  frequency: Frequency | "one_shot";
+  cron: string;
+  time: string;
+  timezone: string;
+  day_of_week: string;
+  day_of_month: string;
+  run_at: string;
+}
+
+export type Preview = { ok: true; cron: string | null; fires: Date[] } | { ok: false; problem: string };
+
+/** A core validation error's own words ("body.time: must be HH:MM ..." -> "time: must be HH:MM ..."). */
+function problemOf(e: unknown): string {
+  const details = (e as { extras?: { details?: { path: string; message: string }[] } }).extras?.details;
+  const d = details?.[0];
+  if (d) return `${d.path.replace(/^body\./, "")}: ${d.message}`;
+  return e instanceof Error ? e.message : String(e);
+}
+
+export function previewFires(p: PreviewInput, now = new Date(), n = 5): Preview {
+  try {
+    checkTimezone(p.timezone || "UTC");
+    if (p.frequency === "one_shot") {
+      const at = runAtInstant(p.run_at, p.timezone || "UTC");
+      if (!at) return { ok: false, problem: "run_at: pick a date and time." };
+      if (at.getTime() < now.getTime() - 60_000) return { ok: false, problem: "run_at: must be in the future." };
+      return { ok: true, cron: null, fires: [at] };
+    }
+    const cron = effectiveCron({
+      frequency: p.frequency,
+      cron: p.frequency === "custom" ? p.cron : undefined,
+      time: p.time || undefined,
+      day_of_week: p.day_of_week === "" ? undefined : Number(p.day_of_week),
+      day_of_month: p.day_of_month === "" ? undefined : Number(p.day_of_month),
+    });
+    return { ok: true, cron, fires: nextCronFires(cron, p.timezone || "UTC", now, n) };
+  } catch (e) {
+    return { ok: false, problem: problemOf(e) };
+  }
+}
+
+/**
+ * A `datetime-local` value ("2026-12-01T07:30") read as a wall-clock time in `timezone`, as an instant.
+ * The offset is found by formatting a guess in the zone and correcting by the difference (twice, for DST).
+ */
+export function runAtInstant(local: string, timezone: string): Date | null {
+  const m = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})$/.exec(local);
+  if (!m) return null;
+  const wall = Date.UTC(+m[1]!, +m[2]! - 1, +m[3]!, +m[4]!, +m[5]!);
+  let t = wall;
+  for (let i = 0; i < 2; i++) t = wall - (zoneWall(new Date(t), timezone) - t);
+  return new Date(t);
+}
+
+/** The wall-clock reading of `d` in `timezone`, as if it were UTC (ms). */
+function zoneWall(d: Date, timezone: string): number {
+  const parts: Record<string, string> = Object.fromEntries(
+    new Intl.DateTimeFormat("en-US", {
+      timeZone: timezone,
+      hourCycle: "h23",
+      year: "numeric",
+      month: "2-digit",
+      day: "2-digit",
+      hour: "2-digit",
+      minute: "2-digit",
+      second: "2-digit",
+    })
+      .formatToParts(d)
+      .map((x) => [x.type, x.value]),
+  );
+  const n = (k: string) => Number(parts[k] ?? 0);
+  return Date.UTC(n("year"), n("month") - 1, n("day"), n("hour"), n("minute"), n("second"));
+}
+
+/** An instant as the wall clock of `timezone` reads it, with the zone's abbreviation. */
+export function inZone(d: Date | string, timezone: string): string {
+  return new Date(d).toLocaleString("en-US", {
+    timeZone: timezone,
+    weekday: "short",
+    year: "numeric",
+    month: "short",
+    day: "numeric",
+    hour: "2-digit",
+    minute: "2-digit",
+    timeZoneName: "short",
+  });
+}
+
+/** The viewer's own IANA zone (the browser's). */
+export const viewerZone = () => Intl.DateTimeFormat().resolvedOptions().timeZone || "UTC";
