@@ -447,6 +447,21 @@ describe("human approval, cancel, guards, version pinning, events", () => {
     expect(stepOf(late, "after").status).toBe("pending");
   });
 
+  it("deadline_seconds bounds a pending approval (GUARD_EXCEEDED); a loop count that is not an integer fails the step", async () => {
+    const waiting = await waitStatus(
+      await adhoc({ steps: [{ id: "h", type: "human_approval" }] }, { deadline_seconds: 1 }),
+    );
+    expect(waiting).toMatchObject({ status: "failed", error: { code: "GUARD_EXCEEDED", step_id: "h" } });
+    const bad = await waitStatus(
+      await adhoc(
+        { steps: [{ id: "l", type: "loop", count: "{{inputs.n}}", body: [{ id: "x", type: "succeed" }] }] },
+        { inputs: { n: "many" } },
+      ),
+    );
+    expect(bad).toMatchObject({ status: "failed", error: { code: "STEP_FAILED", step_id: "l" } });
+    expect(stepOf(bad, "l").status).toBe("failed");
+  });
+
   it("version pinning: a run keeps the version it started with after an update", async () => {
     const w = await req("POST", "/v1/workflows", {
       name: "pinned",
