@@ -214,6 +214,10 @@ describe("machines", () => {
     const ok = await post({ cpu_cores: 4, memory_gb: 8, storage_gb: 40 });
     expect(ok.status).toBe(201);
     expect(ok.body.resources).toEqual({ cpu_cores: 4, memory_gb: 8, storage_gb: 40, shared_host: false });
+    // a billed operation on a test key says it cost 0
+    const snap = await call(s.url, "POST", `/v1/machines/${ok.body.machine.id}/snapshot`, { key: acct.test_key });
+    expect(snap.status).toBe(202);
+    expect(snap.headers.get("x-credits-charged")).toBe("0");
     await call(s.url, "DELETE", `/v1/machines/${ok.body.machine.id}`, { key: acct.test_key });
   });
 });
