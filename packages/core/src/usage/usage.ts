@@ -215,8 +215,12 @@ export async function usageSummary(
   const byName = new Map(
     totals.map((t) => [t.endpoint, { endpoint: t.endpoint, requests: t.requests, credits_charged: t.creditsCharged }]),
   );
+  // the period as [from, to) in ms: a comparison per pending event, not a date formatting
+  const from = Date.UTC(Number(period.slice(0, 4)), Number(period.slice(5, 7)) - 1, 1);
+  const to = Date.UTC(Number(period.slice(0, 4)), Number(period.slice(5, 7)), 1);
   for (const e of pending) {
-    if (e.accountId !== args.accountId || e.mode !== args.mode || periodOf(e.at) !== period) continue;
+    const at = e.at.getTime();
+    if (e.accountId !== args.accountId || e.mode !== args.mode || at < from || at >= to) continue;
     const t = byName.get(e.endpoint) ?? { endpoint: e.endpoint, requests: 0, credits_charged: 0 };
     t.requests += 1;
     byName.set(e.endpoint, t);
