@@ -127,7 +127,11 @@ describe("provisioning and records (test key)", () => {
     const all = await call(s.url, "GET", "/v1/machines", { key: acct.test_key });
     expect(all.body.data.map((m: { id: string }) => m.id)).toEqual([extra.body.machine.id, id]);
     for (const l of ["0", "201", "x", "1.5"]) {
-      const e = envelope(await call(s.url, "GET", `/v1/machines?limit=${l}`, { key: acct.test_key }), 400, "INVALID_LIMIT");
+      const e = envelope(
+        await call(s.url, "GET", `/v1/machines?limit=${l}`, { key: acct.test_key }),
+        400,
+        "INVALID_LIMIT",
+      );
       expect(e).toMatchObject({ actual: l, min: 1, max: 200 });
     }
     envelope(await call(s.url, "GET", "/v1/machines?cursor=nope", { key: acct.test_key }), 400, "INVALID_CURSOR");

@@ -21,7 +21,8 @@ afterAll(() => s.stop());
 const stream = async (id: string, opts: Parameters<typeof readSse>[2] = {}, query = "", server = s) => {
   const r = await readSse(`${server.url}/v1/runs/${id}/events${query}`, acct.test_key, opts);
   const done = r.frames.filter((f) => f.event === "done");
-  for (const d of done) expect(d).toEqual({ id: null, event: "done", data: { status: expect.any(String), run_id: id } });
+  for (const d of done)
+    expect(d).toEqual({ id: null, event: "done", data: { status: expect.any(String), run_id: id } });
   if (done.length > 0) expect(r.frames.at(-1)!.event).toBe("done"); // done is the very last frame
   return { ...r, frames: r.frames.filter((f) => f.event !== "done"), done };
 };

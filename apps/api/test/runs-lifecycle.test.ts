@@ -234,8 +234,20 @@ describe("create, get, list", () => {
       expect(e).toMatchObject({ actual: q.slice(6), min: 1, max: 200 });
     }
     for (const q of ["status=done", "status=RUNNING", "status=queued,running"]) {
-      const e = envelope(await call(s.url, "GET", `/v1/runs?${q}`, { key: acct.test_key }), 400, "INVALID_STATUS_FILTER");
-      expect(e.valid_options).toEqual(["queued", "running", "awaiting_human", "succeeded", "failed", "cancelled", "timed_out"]);
+      const e = envelope(
+        await call(s.url, "GET", `/v1/runs?${q}`, { key: acct.test_key }),
+        400,
+        "INVALID_STATUS_FILTER",
+      );
+      expect(e.valid_options).toEqual([
+        "queued",
+        "running",
+        "awaiting_human",
+        "succeeded",
+        "failed",
+        "cancelled",
+        "timed_out",
+      ]);
     }
     envelope(await call(s.url, "GET", "/v1/runs?cursor=zzz", { key: acct.test_key }), 400, "INVALID_CURSOR");
     expect((await call(s.url, "GET", "/v1/runs?limit=200&status=queued", { key: acct.test_key })).status).toBe(200);

@@ -93,7 +93,7 @@ const KEY_KIND_HEADER = { schema: { type: "string", enum: ["live", "test"] }, de
 /** Adds the required `request_id` property to a JSON object success response's schema. */
 export function withRequestId(response: Json): void {
   const schema = response?.content?.["application/json"]?.schema;
-  if (!schema || schema.type !== "object" || !schema.properties) return;
+  if (schema?.type !== "object" || !schema.properties) return;
   schema.properties.request_id ??= { type: "string", description: "the same value as X-Service-Request-Id" };
   schema.required = [...new Set([...(schema.required ?? []), "request_id"])];
 }

@@ -14,8 +14,8 @@
 // - key names are normalised to their canonical spelling (see keys.ts); unknown names are invalid.
 import { z } from "zod";
 import { CoreError } from "../errors.ts";
-import { isModifierKey, normalizeKey } from "./keys.ts";
 import { issuesToDetails } from "../validation.ts";
+import { isModifierKey, normalizeKey } from "./keys.ts";
 
 export { isModifierKey, keyIdentity, MODIFIER_KEYS, normalizeKey } from "./keys.ts";
 

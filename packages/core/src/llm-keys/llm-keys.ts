@@ -1,10 +1,11 @@
 // Stored provider keys (BYOK): SPEC.md "Idempotency, keys, provider keys, health" and DECISIONS.md.
-import { listBody } from "../operations/list.ts";
+
 import { createHash } from "node:crypto";
 import type { CoreDeps } from "../deps.ts";
 import { CoreError, validationError } from "../errors.ts";
 import { newUuid } from "../ids.ts";
 import type { Principal } from "../keys/authenticate-key.ts";
+import { listBody } from "../operations/list.ts";
 import { open, seal } from "./envelope.ts";
 
 export const LLM_PROVIDERS = ["anthropic", "openai"] as const;

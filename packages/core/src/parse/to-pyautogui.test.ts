@@ -12,7 +12,7 @@ const CASES: Action[] = [
   A({ action_type: "click", params: { x: 5, y: 6, clicks: 2, button: "right" } }),
   A({ action_type: "click", params: { x: 7, y: 8, hold_keys: ["ctrl", "shift"] } }),
   A({ action_type: "move", params: { x: 300, y: 400 } }),
-  A({ action_type: "type_text", params: { text: "it's a \"test\"\\n\nline\ttab é 🙂" } }),
+  A({ action_type: "type_text", params: { text: 'it\'s a "test"\\n\nline\ttab é 🙂' } }),
   A({ action_type: "key_press", params: { keys: ["enter"] } }),
   A({ action_type: "key_press", params: { keys: ["tab", "tab", "enter"] } }),
   A({ action_type: "key_combo", params: { keys: ["ctrl", "c"] } }),

@@ -100,13 +100,7 @@ export function describeAction(a: Action): string {
     case "scroll": {
       const p = a.params;
       const dir =
-        (p.direction ?? "vertical") === "horizontal"
-          ? p.clicks > 0
-            ? "right"
-            : "left"
-          : p.clicks > 0
-            ? "up"
-            : "down";
+        (p.direction ?? "vertical") === "horizontal" ? (p.clicks > 0 ? "right" : "left") : p.clicks > 0 ? "up" : "down";
       return `Scroll ${dir} ${Math.abs(p.clicks)}${p.x !== undefined ? ` at (${p.x}, ${p.y})` : ""}`;
     }
     case "drag":

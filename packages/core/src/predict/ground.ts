@@ -50,7 +50,8 @@ export async function ground(
       ).catch((e: unknown) => {
         // an engine that failed (its own GROUNDING_FAILED) is a 502 engine failure; GROUNDING_FAILED (422)
         // is kept for "nothing matches" below
-        if (isCoreError(e) && e.code === "GROUNDING_FAILED") throw new CoreError("PREDICTION_FAILED", e.message, e.extras);
+        if (isCoreError(e) && e.code === "GROUNDING_FAILED")
+          throw new CoreError("PREDICTION_FAILED", e.message, e.extras);
         throw e;
       });
       const inside = (x: number | null, y: number | null) =>
@@ -60,7 +61,8 @@ export async function ground(
       }
       if (!out.found || out.x === null || out.y === null) {
         throw new CoreError("GROUNDING_FAILED", `No element matching "${description.slice(0, 200)}" was found.`, {
-          suggestion: "Describe the element differently (its visible text, role or position), or send a fresh screenshot.",
+          suggestion:
+            "Describe the element differently (its visible text, role or position), or send a fresh screenshot.",
           confidence: out.confidence,
         });
       }

@@ -5,8 +5,8 @@ import { checkScreenSize, decodeScreenshot } from "../images/screenshot.ts";
 import type { Principal } from "../keys/authenticate-key.ts";
 import { pricePredict } from "../pricing/pricing.ts";
 import type { EnginePort } from "./engine-port.ts";
-import { type LlmRequest, resolveEngine } from "./resolve-engine.ts";
 import { withModelChoice } from "./model-choice.ts";
+import { type LlmRequest, resolveEngine } from "./resolve-engine.ts";
 import { billedPrediction, billingModeOf, checkPromptBudget, shapeAnswer } from "./run-engine.ts";
 import type { PredictBody, PredictResponse } from "./schemas.ts";
 

@@ -140,7 +140,9 @@ export const GroundBody = z
         code: "custom",
         path: [b.description === undefined ? "description" : "element"],
         message:
-          b.description === undefined ? "one of description or element is required" : "send description or element, not both",
+          b.description === undefined
+            ? "one of description or element is required"
+            : "send description or element, not both",
       });
   });
 export type GroundBody = z.infer<typeof GroundBody>;
@@ -233,8 +235,14 @@ export const SessionInfo = z.object({
     .object({ width: z.number().int(), height: z.number().int() })
     .nullable()
     .describe("screen_width/screen_height as an object; null when the session was created without them"),
-  step_count: z.number().int().describe("steps the trajectory holds now (at most max_trajectory_length; 0 after a reset)"),
-  total_steps: z.number().int().describe("steps ever taken (the `step` of the last predict; a reset does not restart it)"),
+  step_count: z
+    .number()
+    .int()
+    .describe("steps the trajectory holds now (at most max_trajectory_length; 0 after a reset)"),
+  total_steps: z
+    .number()
+    .int()
+    .describe("steps ever taken (the `step` of the last predict; a reset does not restart it)"),
   max_trajectory_length: z.number().int().describe("1 to 20"),
   tools: z.array(z.string()).nullable().describe("action types the engine may use; null = all"),
   metadata: z.record(z.string(), z.string()).describe("your key/value pairs ({} when none)"),

@@ -24,15 +24,7 @@ import { openRunSecret } from "./run-secrets.ts";
 import { parseRunDirectives, sandboxInstruction } from "./sandbox-agent.ts";
 import { digestActions, digestBytes, isStalled, STALLED_REASON } from "./stall-guard.ts";
 import { reserveStep, runStepPrice, settleRunReservations } from "./step-billing.ts";
-import {
-  appendEvents,
-  applyEffects,
-  type Effects,
-  finishInTx,
-  newEffects,
-  pauseInTx,
-  withRun,
-} from "./transitions.ts";
+import { appendEvents, applyEffects, type Effects, finishInTx, newEffects, pauseInTx, withRun } from "./transitions.ts";
 
 export type StepOutcome =
   | { kind: "continue"; step: number }

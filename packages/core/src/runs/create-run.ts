@@ -110,7 +110,10 @@ export async function createRun(deps: RunsDeps, ctx: CreateRunContext, input: Cr
   const id = newRunId(p.mode);
   const now = deps.clock.now();
   const directives = p.mode === "test" ? parseRunDirectives(input.task) : null;
-  const deadlineSeconds = Math.min(input.deadline_seconds ?? deps.runsConfig.deadlineSeconds, deps.runsConfig.deadlineSeconds);
+  const deadlineSeconds = Math.min(
+    input.deadline_seconds ?? deps.runsConfig.deadlineSeconds,
+    deps.runsConfig.deadlineSeconds,
+  );
   const deadlineAt = directives?.timeout ? now : new Date(now.getTime() + deadlineSeconds * 1000);
   const maxSteps = input.max_steps ?? DEFAULT_MAX_STEPS;
   const secret = webhookUrl ? newWebhookSecret() : null;

@@ -5,7 +5,13 @@ import type { Run } from "@cua/db/generated";
 import type { CoreDeps } from "../deps.ts";
 import { CoreError } from "../errors.ts";
 import type { KeyMode } from "../keys/scopes.ts";
-import { type ListBody, listBody, parseListLimit, invalidStatusFilter, LIST_DEFAULT_LIMIT } from "../operations/list.ts";
+import {
+  invalidStatusFilter,
+  LIST_DEFAULT_LIMIT,
+  type ListBody,
+  listBody,
+  parseListLimit,
+} from "../operations/list.ts";
 import { checkRunId, isRunStatus, RUN_STATUSES, type RunRecord, type RunStatus, toRunRecord } from "./run-record.ts";
 
 export interface RunPrincipal {
