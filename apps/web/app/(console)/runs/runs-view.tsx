@@ -181,13 +181,13 @@ export function RunsView() {
                   key: "steps",
                   header: "Steps",
                   className: "text-right tabular-nums",
-                  cell: (r) => `${r.step_count} / ${r.max_steps}`,
+                  cell: (r) => `${r.steps_completed} / ${r.max_steps}`,
                 },
                 {
                   key: "credits",
                   header: "Credits",
                   className: "text-right tabular-nums",
-                  cell: (r) => r.usage.credits_charged,
+                  cell: (r) => r.credits_charged,
                 },
                 {
                   key: "created",

@@ -167,9 +167,9 @@ export function RunView({ id }: { id: string }) {
             role="status"
             className={`rounded-md p-3 text-sm ${r.status === "succeeded" ? "bg-green-50 text-green-900 dark:bg-green-950 dark:text-green-100" : "bg-red-50 text-red-900 dark:bg-red-950 dark:text-red-100"}`}
           >
-            The run {r.status.replace("_", " ")} after {r.step_count} steps
+            The run {r.status.replace("_", " ")} after {r.steps_completed} steps
             {r.error ? `: ${r.error.code} ${r.error.message}` : "."}
-            {r.result != null && <pre className="mt-2 overflow-auto text-xs">{JSON.stringify(r.result, null, 2)}</pre>}
+            {r.result != null && r.status === "succeeded" && <p className="mt-2">{r.result.summary}</p>}
           </div>
         )}
         <div className="grid grid-cols-1 gap-6 xl:grid-cols-2">
@@ -215,14 +215,14 @@ export function RunView({ id }: { id: string }) {
           <dl className="grid grid-cols-[auto_1fr] gap-x-4 gap-y-1">
             <dt className="text-slate-500">Steps</dt>
             <dd>
-              {r.step_count} of at most {r.max_steps}
+              {r.steps_completed} of at most {r.max_steps}
             </dd>
             <dt className="text-slate-500">Engine</dt>
             <dd>
               {r.cua_version} · {r.llm.provider}
             </dd>
             <dt className="text-slate-500">Credits</dt>
-            <dd>{r.usage.credits_charged}</dd>
+            <dd>{r.credits_charged}</dd>
             <dt className="text-slate-500">Created</dt>
             <dd>{dateTime(r.created_at)}</dd>
             <dt className="text-slate-500">Finished</dt>
