@@ -32,17 +32,31 @@ export function previewFires(p: PreviewInput, now = new Date(), n = 5): Preview 
       if (at.getTime() < now.getTime() - 60_000) return { ok: false, problem: "run_at: must be in the future." };
       return { ok: true, cron: null, fires: [at] };
     }
-    const cron = effectiveCron({
-      frequency: p.frequency,
-      cron: p.frequency === "custom" ? p.cron : undefined,
-      time: p.time || undefined,
-      day_of_week: p.day_of_week === "" ? undefined : Number(p.day_of_week),
-      day_of_month: p.day_of_month === "" ? undefined : Number(p.day_of_month),
-    });
+    const cron = effectiveCron(timingOf(p));
     return { ok: true, cron, fires: nextCronFires(cron, p.timezone || "UTC", now, n) };
   } catch (e) {
     return { ok: false, problem: problemOf(e) };
   }
+}
+
+/** The timing fields the frequency takes (others would be 422), as the create request sends them. */
+export function timingOf(p: PreviewInput): {
+  frequency?: Frequency;
+  cron?: string;
+  time?: string;
+  day_of_week?: number;
+  day_of_month?: number;
+  run_at?: string;
+} {
+  const f = p.frequency;
+  if (f === "one_shot") return { run_at: runAtInstant(p.run_at, p.timezone || "UTC")?.toISOString() ?? p.run_at };
+  return {
+    frequency: f,
+    ...(f === "custom" ? { cron: p.cron } : {}),
+    ...(f === "daily" || f === "weekly" || f === "monthly" ? { time: p.time } : {}),
+    ...(f === "weekly" ? { day_of_week: Number(p.day_of_week) } : {}),
+    ...(f === "monthly" ? { day_of_month: Number(p.day_of_month) } : {}),
+  };
 }
 
 /**

@@ -15,7 +15,7 @@ import { useRouter } from "next/navigation";
 import { type FormEvent, useEffect, useMemo, useState } from "react";
 import { errorInfo, friendlyMessage } from "../../../lib/errors.ts";
 import { type Mode, newestFirst } from "../../../lib/modes.ts";
-import { inZone, type PreviewInput, previewFires, runAtInstant, viewerZone } from "../../../lib/schedule-preview.ts";
+import { inZone, type PreviewInput, previewFires, timingOf, viewerZone } from "../../../lib/schedule-preview.ts";
 import { useTRPC } from "../../../lib/trpc.ts";
 import { useMachinesOfBothModes } from "../../../lib/use-machines.ts";
 import { ScheduleStatus, TwoZones } from "./schedule-status.tsx";
@@ -103,23 +103,13 @@ function CreateScheduleForm() {
   const f = p.frequency;
   const submit = (e: FormEvent) => {
     e.preventDefault();
-    const timing =
-      f === "one_shot"
-        ? { run_at: runAtInstant(p.run_at, p.timezone)?.toISOString() ?? p.run_at }
-        : {
-            frequency: f,
-            ...(f === "custom" ? { cron: p.cron } : {}),
-            ...(f === "daily" || f === "weekly" || f === "monthly" ? { time: p.time } : {}),
-            ...(f === "weekly" ? { day_of_week: Number(p.day_of_week) } : {}),
-            ...(f === "monthly" ? { day_of_month: Number(p.day_of_month) } : {}),
-          };
     create.mutate({
       mode: (selected.is_test ? "test" : "live") as Mode,
       name,
       task_prompt: task,
       machine_id: selected.id,
       timezone: p.timezone,
-      ...timing,
+      ...timingOf(p),
     });
   };
   const err = create.error ? errorInfo(create.error) : null;

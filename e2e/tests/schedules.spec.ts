@@ -1,0 +1,154 @@
+// Schedules (issue 14; SPEC.md "Schedules and triggers", docs/schedules.md): create a schedule in the console
+// with the preview of its next five fires in the schedule's zone and the viewer's, fire it with Run now and see
+// the history entry; a webhook trigger shows its URL, its secret once and a curl that signs a body, and a
+// body signed as that curl does fires the schedule through the console's origin.
+import { createHmac } from "node:crypto";
+import { expect, type Page, test } from "@playwright/test";
+import { shot, signUp } from "./helpers.ts";
+
+// the viewer is in New York, the schedule in Berlin: the preview shows both
+test.use({ timezoneId: "America/New_York" });
+
+async function testMachine(page: Page, name: string) {
+  await page.goto("/machines");
+  const form = page.getByRole("form", { name: "Provision a machine" });
+  await form.getByLabel("Name").fill(name);
+  await form.getByRole("radio", { name: /Test/ }).check();
+  await form.getByRole("button", { name: "Provision" }).click();
+  await expect(page.getByTestId("machine-status").first()).toContainText("running");
+}
+
+const wall = (d: Date, timeZone: string) =>
+  new Intl.DateTimeFormat("en-US", { timeZone, weekday: "short", hour: "2-digit", minute: "2-digit", hourCycle: "h23" })
+    .format(d)
+    .replace(",", "");
+
+/** The next Monday 07:30 in Berlin after now, found independently of croner (30-minute steps, Intl). */
+function nextBerlinMonday0730(now = new Date()): Date {
+  let t = Math.ceil(now.getTime() / 1_800_000) * 1_800_000;
+  while (wall(new Date(t), "Europe/Berlin") !== "Mon 07:30") t += 1_800_000;
+  return new Date(t);
+}
+
+const sign = (secret: string, body: string, t = Math.floor(Date.now() / 1000)) =>
+  `t=${t},v1=${createHmac("sha256", secret).update(`${t}.${body}`).digest("hex")}`;
+
+test("create a schedule with its preview, run it now, see the history; a webhook trigger's secret is shown once", async ({
+  page,
+  baseURL,
+}) => {
+  await signUp(page);
+  await testMachine(page, "sandbox");
+
+  await page.getByRole("link", { name: "Schedules" }).click();
+  await expect(page.getByRole("heading", { name: "Schedules", level: 1 })).toBeVisible();
+  await expect(page.getByText("No schedules yet")).toBeVisible();
+  const form = page.getByRole("form", { name: "Create a schedule" });
+  await form.getByLabel("Name").fill("Monday invoices");
+  await form.getByLabel("Task prompt").fill("Download the invoices #steps=2");
+  await form.getByLabel("Frequency").selectOption("weekly");
+  await form.getByLabel("Time zone").fill("Europe/Berlin");
+  await form.getByLabel("Time", { exact: true }).fill("07:30");
+  await form.getByLabel("Day of week").selectOption("Monday");
+
+  // the preview: core's rules in the browser (docs/schedules.md "When a schedule fires")
+  await expect(form.getByTestId("preview-cron")).toHaveText("30 7 * * 1");
+  const preview = form.getByRole("table", { name: "Next fire times" });
+  await expect(preview.getByRole("row")).toHaveCount(6); // header + five fires
+  const first = nextBerlinMonday0730();
+  const cells = preview.getByRole("row").nth(1).getByRole("cell");
+  await expect(cells.nth(1)).toContainText("07:30");
+  await expect(cells.nth(1)).toContainText("Mon");
+  const ny = wall(first, "America/New_York").split(" ")[1]!; // 01:30 (EST) or 02:30 in the weeks DST differs
+  await expect(cells.nth(2)).toContainText(ny);
+  await expect(preview.getByRole("columnheader", { name: "Your time (America/New_York)" })).toBeVisible();
+
+  // a malformed custom cron is refused in place, before any request
+  await form.getByLabel("Frequency").selectOption("custom");
+  await form.getByLabel("Cron").fill("61 * * * *");
+  await expect(form.getByTestId("preview-problem")).toContainText("cron");
+  await form.getByLabel("Frequency").selectOption("weekly");
+  await form.getByLabel("Time", { exact: true }).fill("07:30");
+  await form.getByLabel("Day of week").selectOption("Monday");
+  await expect(form.getByTestId("preview-cron")).toHaveText("30 7 * * 1");
+  await shot(page, "schedules-create");
+  await form.getByRole("button", { name: "Create schedule" }).click();
+
+  // the schedule's page: the next run is the preview's first fire
+  await expect(page.getByRole("heading", { name: "Monday invoices", level: 1 })).toBeVisible();
+  await expect(page).toHaveURL(/\/schedules\/sch_test_[0-9a-f]{24}$/);
+  await expect(page.getByTestId("schedule-status")).toContainText("active");
+  await expect(page.getByTestId("next-run")).toContainText(`${wall(first, "Europe/Berlin").split(" ")[1]}`);
+  await expect(page.getByTestId("next-run")).toContainText(ny);
+  await expect(page.getByText("No runs yet")).toBeVisible();
+
+  // Run now: a history entry (trigger manual) whose task run completes; test mode costs 0 credits
+  await page.getByRole("button", { name: "Run now" }).click();
+  const history = page.getByRole("table", { name: "History" });
+  const manual = history.getByRole("row").filter({ hasText: "manual" });
+  await expect(manual).toHaveCount(1);
+  await expect(manual.getByTestId("history-status")).toContainText("completed", { timeout: 30_000 });
+  await expect(manual.getByRole("cell").nth(2)).toHaveText("0");
+  await expect(manual.getByRole("link", { name: /^run_test_/ })).toBeVisible();
+
+  // pause and resume
+  await page.getByRole("button", { name: "Pause" }).click();
+  await expect(page.getByTestId("schedule-status")).toContainText("paused");
+  await expect(page.getByTestId("next-run")).toContainText("none");
+  await page.getByRole("button", { name: "Resume" }).click();
+  await expect(page.getByTestId("schedule-status")).toContainText("active");
+
+  // a webhook trigger: URL on the console's origin, the secret once, a curl that signs a body
+  await page.getByRole("button", { name: "Create webhook trigger" }).click();
+  const fresh = page.getByRole("region", { name: "New webhook trigger" });
+  const url = (await fresh.getByTestId("webhook-url").textContent()) ?? "";
+  const secret = (await fresh.getByTestId("webhook-secret").textContent()) ?? "";
+  expect(url).toMatch(new RegExp(`^${baseURL}/v1/triggers/webhook/whk_[0-9a-f]{32}$`));
+  expect(secret).toMatch(/^whsec_[0-9a-f]{64}$/);
+  const curl = fresh.getByTestId("webhook-curl");
+  await expect(curl).toContainText(`SECRET='${secret}'`);
+  await expect(curl).toContainText(`URL='${url}'`);
+  await expect(curl).toContainText("openssl dgst -sha256 -hmac");
+  await expect(curl).toContainText("Service-Signature: t=$t,v1=$sig");
+  await shot(page, "schedule-webhook-created");
+
+  // a body signed as the curl signs it fires the schedule (docs/schedules.md "Webhook")
+  const body = '{"invoice":"INV-7"}';
+  const fired = await page.request.post(url, {
+    data: body,
+    headers: { "Content-Type": "application/json", "Service-Signature": sign(secret, body) },
+  });
+  expect(fired.status()).toBe(200);
+  expect((await fired.json()).received).toBe(true);
+  await expect(history.getByRole("row").filter({ hasText: "webhook" }).getByTestId("history-status")).toContainText(
+    "completed",
+    { timeout: 30_000 },
+  );
+
+  // once: gone after "copied" and after a reload; the list shows the URL only
+  await fresh.getByRole("button", { name: "I have copied the secret" }).click();
+  await expect(page.getByText(secret)).toHaveCount(0);
+  await page.reload();
+  const triggers = page.getByRole("table", { name: "Triggers" });
+  await expect(triggers).toContainText(url);
+  await expect(page.getByText(secret)).toHaveCount(0);
+
+  // disabled: the webhook answers 410 WEBHOOK_DISABLED
+  await triggers.getByRole("button", { name: "Disable" }).click();
+  await expect(triggers).toContainText("no (answers 410)");
+  const gone = await page.request.post(url, {
+    data: '{"again":1}',
+    headers: { "Content-Type": "application/json", "Service-Signature": sign(secret, '{"again":1}') },
+  });
+  expect(gone.status()).toBe(410);
+  expect((await gone.json()).error.code).toBe("WEBHOOK_DISABLED");
+  await shot(page, "schedule");
+
+  // the list: status and next run in both zones
+  await page.getByRole("link", { name: "All schedules" }).click();
+  const row = page.getByRole("table", { name: "Schedules" }).getByRole("row", { name: /Monday invoices/ });
+  await expect(row.getByTestId("schedule-status")).toContainText("active");
+  await expect(row).toContainText("30 7 * * 1");
+  await expect(row).toContainText(ny);
+  await shot(page, "schedules");
+});
