@@ -144,6 +144,19 @@ test("create a schedule with its preview, run it now, see the history; a webhook
   expect((await gone.json()).error.code).toBe("WEBHOOK_DISABLED");
   await shot(page, "schedule");
 
+  // deleting asks first; then the old URL answers 404 TRIGGER_NOT_FOUND
+  await triggers.getByRole("button", { name: "Delete" }).click();
+  const confirm = page.getByRole("dialog", { name: "Delete this trigger?" });
+  await confirm.getByRole("button", { name: "Delete trigger" }).click();
+  await expect(confirm).toBeHidden();
+  await expect(page.getByText("No triggers")).toBeVisible();
+  const deleted = await page.request.post(url, {
+    data: body,
+    headers: { "Content-Type": "application/json", "Service-Signature": sign(secret, body) },
+  });
+  expect(deleted.status()).toBe(404);
+  expect((await deleted.json()).error.code).toBe("TRIGGER_NOT_FOUND");
+
   // the list: status and next run in both zones
   await page.getByRole("link", { name: "All schedules" }).click();
   const row = page.getByRole("table", { name: "Schedules" }).getByRole("row", { name: /Monday invoices/ });

@@ -1,6 +1,7 @@
 "use client";
 import { Button } from "@cua/ui/button";
 import { Card } from "@cua/ui/card";
+import { ConfirmDialog } from "@cua/ui/confirm-dialog";
 import { CopyButton } from "@cua/ui/copy-button";
 import { EmptyState } from "@cua/ui/empty-state";
 import { ErrorBox } from "@cua/ui/error-box";
@@ -99,12 +100,20 @@ export function TriggersCard({ scheduleId }: { scheduleId: string }) {
     }),
   );
   const update = useMutation(trpc.console.triggers.update.mutationOptions({ onSuccess: refresh }));
-  const remove = useMutation(trpc.console.triggers.delete.mutationOptions({ onSuccess: refresh }));
+  const [deleting, setDeleting] = useState<string | null>(null);
+  const remove = useMutation(
+    trpc.console.triggers.delete.mutationOptions({
+      onSuccess: async () => {
+        setDeleting(null);
+        await refresh();
+      },
+    }),
+  );
   const submit = (e: FormEvent) => {
     e.preventDefault();
     create.mutate({ id: scheduleId, kind: "webhook", rate_limit_per_minute: Number(rate) || undefined });
   };
-  const err = create.error ?? update.error ?? remove.error;
+  const err = create.error ?? update.error;
   return (
     <Card title="Triggers">
       <div className="space-y-4">
@@ -169,11 +178,7 @@ export function TriggersCard({ scheduleId }: { scheduleId: string }) {
                     >
                       {t.enabled ? "Disable" : "Enable"}
                     </Button>
-                    <Button
-                      size="sm"
-                      variant="danger"
-                      onClick={() => remove.mutate({ id: scheduleId, trigger_id: t.id })}
-                    >
+                    <Button size="sm" variant="danger" onClick={() => setDeleting(t.id)}>
                       Delete
                     </Button>
                   </span>
@@ -183,6 +188,19 @@ export function TriggersCard({ scheduleId }: { scheduleId: string }) {
           />
         )}
       </div>
+      <ConfirmDialog
+        open={deleting !== null}
+        title="Delete this trigger?"
+        description="Its webhook URL stops working at once (404). A trigger created again gets a new URL and secret."
+        confirmLabel="Delete trigger"
+        busy={remove.isPending}
+        error={remove.error ? friendlyMessage(remove.error) : null}
+        onConfirm={() => deleting && remove.mutate({ id: scheduleId, trigger_id: deleting })}
+        onCancel={() => {
+          setDeleting(null);
+          remove.reset();
+        }}
+      />
     </Card>
   );
 }
