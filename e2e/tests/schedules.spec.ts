@@ -63,6 +63,13 @@ test("create a schedule with its preview, run it now, see the history; a webhook
   await expect(cells.nth(2)).toContainText(ny);
   await expect(preview.getByRole("columnheader", { name: "Your time (America/New_York)" })).toBeVisible();
 
+  // a one-shot: a local date and time in the schedule's zone, one fire
+  await form.getByLabel("Frequency").selectOption("one_shot");
+  await form.getByLabel("Run at").fill("2027-01-15T07:30");
+  await expect(preview.getByRole("row")).toHaveCount(2);
+  await expect(preview.getByRole("row").nth(1).getByRole("cell").nth(1)).toContainText("Jan 15, 2027, 07:30 AM GMT+1");
+  await expect(preview.getByRole("row").nth(1).getByRole("cell").nth(2)).toContainText("Jan 15, 2027, 01:30 AM EST");
+
   // a malformed custom cron is refused in place, before any request
   await form.getByLabel("Frequency").selectOption("custom");
   await form.getByLabel("Cron").fill("61 * * * *");
