@@ -2,7 +2,7 @@
 // database) next to a bare Fastify handler measured in the same run, as ratios.
 //   npm run bench -- api
 import { randomUUID } from "node:crypto";
-import { load, percentile, row, spawnAndWait, startBenchService } from "./lib.ts";
+import { type Figures, load, loadInterleaved, percentile, row, spawnAndWait, startBenchService } from "./lib.ts";
 
 export async function benchApi() {
   const svc = await startBenchService();
@@ -12,11 +12,14 @@ export async function benchApi() {
   const auth = { "x-api-key": svc.account.live_key };
   try {
     console.log("\n== API spine: authenticated calls vs a bare Fastify handler (20 connections, 8 s each) ==");
-    const bareGet = await load({ url: `${bareUrl}/bare` });
+    // the GET rows in turns (4 rounds of 2 s): a load change on the shared cores hits all three alike
+    const [bareGet, models, usage] = (await loadInterleaved([
+      { url: `${bareUrl}/bare` },
+      { url: `${apiUrl}/v1/models`, headers: auth },
+      { url: `${apiUrl}/v1/usage`, headers: auth },
+    ])) as [Figures, Figures, Figures];
     console.log(row("bare Fastify GET (static JSON)", bareGet));
-    const models = await load({ url: `${apiUrl}/v1/models`, headers: auth });
     console.log(row("GET /v1/models", models, bareGet));
-    const usage = await load({ url: `${apiUrl}/v1/usage`, headers: auth });
     console.log(row("GET /v1/usage", usage, bareGet));
     const barePost = await load({
       url: `${bareUrl}/bare`,

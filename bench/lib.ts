@@ -40,6 +40,31 @@ export async function load(opts: autocannon.Options): Promise<Figures> {
   return { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, errors: r.errors, non2xx: r.non2xx };
 }
 
+/**
+ * Several loads measured in turns (`rounds` rounds of `seconds` each, every load once per round), so that a
+ * change of load on a shared machine falls on every row alike and the ratios between them stay meaningful.
+ * req/s is the mean of the rounds, p50 their median, p99 their highest.
+ */
+export async function loadInterleaved(
+  loads: autocannon.Options[],
+  opts: { rounds?: number; seconds?: number } = {},
+): Promise<Figures[]> {
+  const rounds = opts.rounds ?? 4;
+  const per: Figures[][] = loads.map(() => []);
+  for (let r = 0; r < rounds; r++)
+    for (let i = 0; i < loads.length; i++) per[i]!.push(await load({ ...loads[i]!, duration: opts.seconds ?? 2 }));
+  return per.map((fs) => {
+    const p50s = fs.map((f) => f.p50).sort((a, b) => a - b);
+    return {
+      rps: fs.reduce((a, f) => a + f.rps, 0) / fs.length,
+      p50: p50s[Math.floor(p50s.length / 2)]!,
+      p99: Math.max(...fs.map((f) => f.p99)),
+      errors: fs.reduce((a, f) => a + f.errors, 0),
+      non2xx: fs.reduce((a, f) => a + f.non2xx, 0),
+    };
+  });
+}
+
 export function row(name: string, f: Figures, base?: Figures): string {
   const ratio = base ? `  ${(f.rps / base.rps).toFixed(2)}x bare rps` : "";
   return `${name.padEnd(46)} ${f.rps.toFixed(0).padStart(7)} req/s  p50 ${f.p50.toFixed(1).padStart(6)} ms  p99 ${f.p99.toFixed(1).padStart(6)} ms${f.non2xx ? `  non2xx ${f.non2xx}` : ""}${ratio}`;
