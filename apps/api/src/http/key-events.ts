@@ -20,6 +20,7 @@ export function listenKeyEvents(
   const heartbeatMs = opts.heartbeatMs ?? 1000;
   const now = opts.now ?? Date.now;
   let client: pg.Client | null = null;
+  let connecting: pg.Client | null = null;
   let stopped = false;
   let timer: NodeJS.Timeout | null = null;
 
@@ -65,14 +66,19 @@ export function listenKeyEvents(
     c.on("notification", (m) => {
       if (m.channel === KEY_EVENTS_CHANNEL) cache.onEvent(m.payload ?? "");
     });
+    connecting = c;
     try {
       await c.connect();
       await c.query(`LISTEN ${KEY_EVENTS_CHANNEL}`);
     } catch (err) {
       c.end().catch(() => {});
-      opts.onError?.(err);
-      if (!stopped) schedule(1000, connect);
+      if (!stopped) {
+        opts.onError?.(err);
+        schedule(1000, connect);
+      }
       return;
+    } finally {
+      connecting = null;
     }
     if (stopped) {
       await c.end().catch(() => {});
@@ -92,7 +98,7 @@ export function listenKeyEvents(
       cache.listenerLost();
       const c = client;
       client = null;
-      await c?.end().catch(() => {});
+      await Promise.all([c?.end().catch(() => {}), connecting?.end().catch(() => {})]);
     },
   };
 }
