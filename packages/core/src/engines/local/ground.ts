@@ -50,6 +50,8 @@ export interface GroundingContext {
   pixels: RgbaImage | null;
   /** median height of the text runs: text much taller than it is a heading */
   textHeight?: number;
+  /** the screenshot shows a browser's tab strip and address bar (an address near the top) */
+  browserChrome?: boolean;
   /** where the previous action happened: of equal matches, the nearer one is meant (the form just filled) */
   near?: { x: number; y: number } | null;
 }
@@ -57,7 +59,14 @@ export interface GroundingContext {
 export function groundingContext(ocr: OcrView, pixels: RgbaImage | null): GroundingContext {
   const hs = ocr.runs.map((r) => r.bbox.height).sort((a, b) => a - b);
   const textHeight = hs.length ? hs[Math.floor(hs.length / 2)] : undefined;
-  return { ocr, segments: buildSegments(ocr.runs), pixels, textHeight };
+  // an address in the top 110 px (a host with a port or a dotted name and a path, "Not secure"): a browser
+  const browserChrome = ocr.runs.some(
+    (r) =>
+      r.bbox.y < 110 &&
+      (/(?:^|\s)(?:[\w-]+\.)+[\w-]+(?::\d{2,5})?\/|localhost|:\d{2,5}\b|^not secure$/i.test(r.text.trim()) ||
+        /^https?:/i.test(r.text.trim())),
+  );
+  return { ocr, segments: buildSegments(ocr.runs), pixels, textHeight, browserChrome };
 }
 
 function notFound(confidence: number, matchedText: string | null, reason: string): GroundResult {
@@ -104,7 +113,8 @@ function candidateFor(ctx: GroundingContext, m: TextMatch, role: Role | null): C
     score -= 0.06;
   // the top strip of the screen holds a browser's tabs and window titles, which repeat the page's
   // title: what a click means is on the page (unless a tab is asked for)
-  if (role !== "tab" && m.bbox.y + m.bbox.height / 2 < Math.min(44, ctx.ocr.height * 0.06)) score -= 0.15;
+  if (role !== "tab" && ctx.browserChrome && m.bbox.y + m.bbox.height / 2 < Math.min(44, ctx.ocr.height * 0.06))
+    score -= 0.15;
   if (ctx.pixels && role === "button" && onFilledShape(ctx.pixels, m.bbox)) score += 0.03;
   if (ctx.near) {
     const c = boxCenter(m.bbox);

@@ -201,25 +201,29 @@ export function inputBoxForLabel(
       rgbAt(img, Math.max(0, Math.round(b.x - 4)), y),
     ];
     let differ = 0;
+    let saturated = 0;
     for (let k = 1; k <= 10; k++) {
       const p = rgbAt(img, Math.round(b.x + (b.width * k) / 11), Math.round(b.y + b.height * 0.3));
       if (outs.every((o) => colorDist(p, o) > 60)) differ++;
+      if (Math.max(...p) - Math.min(...p) > 80) saturated++;
     }
-    return differ >= 6;
+    return { filled: differ >= 6, coloured: saturated >= 6 };
   };
   for (const b of boxes) {
-    if (filled(b)) continue;
-    // a button's label names the field it acts on, at its left (a search box), never one beyond it
-    if (opts.buttonLabel && b.x + b.width > label.x + 2) continue;
+    const f = filled(b);
     const inside =
       label.x >= b.x - 2 &&
       label.x + label.width <= b.x + b.width + 2 &&
       label.y >= b.y - 2 &&
       label.y + label.height <= b.y + b.height + 2;
     if (inside) {
-      consider(b, "inside", 0);
+      // text inside a coloured filled box is a button's label; a neutral fill may be an input's
+      if (!(f.filled && f.coloured)) consider(b, "inside", 0);
       continue;
     }
+    if (f.filled) continue; // a button is never the field beside a label
+    // a button's label names the field it acts on, at its left (a search box), never one beyond it
+    if (opts.buttonLabel && b.x + b.width > label.x + 2) continue;
     const spansY = cy >= b.y && cy <= b.y + b.height;
     if (spansY && b.x >= label.x + label.width - 2) consider(b, "right", b.x - (label.x + label.width));
     else if (spansY && b.x + b.width <= label.x + 2) consider(b, "left", (label.x - (b.x + b.width)) * 1.5 + 2 * h);
@@ -240,7 +244,7 @@ export function inputBoxForLabel(
     height: 5 * h,
   };
   const left = findInputBoxes(img, strip)
-    .filter((b) => !filled(b) && cy >= b.y && cy <= b.y + b.height && b.x < label.x - 2 * h)
+    .filter((b) => !filled(b).filled && cy >= b.y && cy <= b.y + b.height && b.x < label.x - 2 * h)
     .sort((a, b) => b.x + b.width - (a.x + a.width))[0];
   return left ? { box: left, where: "left" } : null;
 }
