@@ -44,7 +44,12 @@ describe("the local engine behind /v1 (live key, no MANAGED_ENGINE)", () => {
     expect(r.status).toBe(200);
     expect(r.body.actions[0].action_type).toBe("click");
     expect(inside(r.body.actions[0].params, boxes.email!)).toBe(true);
-    expect(r.body.actions[1]).toEqual({ action_type: "type_text", params: { text: "ada@example.com" } });
+    // DECISIONS "Compatibility amendments": each action may carry a short `description`
+    expect(r.body.actions[1]).toEqual({
+      action_type: "type_text",
+      params: { text: "ada@example.com" },
+      description: 'Type "ada@example.com"',
+    });
   });
 
   it("an element that is not there is a fail action, never a made-up click", async () => {

@@ -50,7 +50,9 @@ it("serves the functions at /api/inngest (the SDK's handler) and does not start 
     "cua-schedule-settle",
     "cua-schedule-sweeper",
     "cua-schedule-timer",
+    "cua-workflow-callback",
     "cua-workflow-run",
+    "cua-workflow-sweeper",
   ]);
   // a wrong key is refused
   const forged = await fetch(`${s.url}/api/inngest`, {

@@ -244,7 +244,7 @@ describe("docs/schedules.md signing examples (bash, Python, TypeScript) are acce
     const id = await schedule("docs");
     const t = (await addTrigger(id, { kind: "webhook" })).body;
     const md = fs.readFileSync(path.join(REPO_ROOT, "docs/schedules.md"), "utf8");
-    const block = (lang: string) => new RegExp("```" + lang + "\\n([\\s\\S]*?)```").exec(md)![1]!;
+    const block = (lang: string) => new RegExp(`\`\`\`${lang}\\n([\\s\\S]*?)\`\`\``).exec(md)![1]!;
     const env = { ...process.env, SECRET: t.webhook_secret, URL: t.webhook_url };
     // asynchronously: the server answering them runs in this process
     const run = promisify(execFile);

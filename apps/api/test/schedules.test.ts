@@ -4,7 +4,7 @@
 // durable sleeps also read): tests move it forward instead of sleeping for minutes.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { call, envelope, startTestServer, type TestServer } from "./helpers.ts";
-import { liveMockMachine, testMachine, waitFor } from "./runs-helpers.ts";
+import { liveMockMachine, testMachine } from "./runs-helpers.ts";
 
 let s: TestServer;
 let acct: Awaited<ReturnType<TestServer["account"]>>;

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { CoreError } from "../errors.ts";
+import { joinPath } from "../validation.ts";
 import {
   ACTION_TYPES,
   ActionSchema,
@@ -8,7 +9,6 @@ import {
   parseAction,
   validateEngineActions,
 } from "./action.ts";
-import { joinPath } from "../validation.ts";
 
 // SPEC "Resources and their fields / Action": action types, params, defaults; SPEC "Limits":
 // key_press 1..100 keys, key_combo 2..8 keys.

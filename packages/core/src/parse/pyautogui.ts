@@ -72,8 +72,8 @@ import {
   TYPE_TEXT_MAX_CHARS,
   WAIT_MAX_SECONDS,
 } from "../actions/action.ts";
-import { issuesToDetails } from "../validation.ts";
 import { CoreError } from "../errors.ts";
+import { issuesToDetails } from "../validation.ts";
 
 export const MAX_CODE_CHARS = 1_000_000;
 export const MAX_PARSED_ACTIONS = 10_000;

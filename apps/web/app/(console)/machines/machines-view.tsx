@@ -99,7 +99,6 @@ function ProvisionForm() {
 }
 
 export function MachinesView() {
-  const trpc = useTRPC();
   const [status, setStatus] = useState("");
   // live status: poll fast while something is changing, slowly otherwise
   const list = useMachinesOfBothModes(status || undefined, (provisioning) => (provisioning ? 1000 : 5000));
