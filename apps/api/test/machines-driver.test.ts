@@ -241,7 +241,7 @@ describe("the driver on an Xvfb display, enrolled as an external machine", () =>
     );
   }, 90_000);
 
-  it("terminal and files, confined to the driver's home", async () => {
+  it("terminal and files: relative paths in the driver's home, absolute paths anywhere its user may write", async () => {
     const t = await api("POST", `/v1/machines/${machineId}/terminal`, {
       command: "cd Downloads && echo hello-$((6*7))",
       session_id: "d1",
@@ -259,9 +259,15 @@ describe("the driver on an Xvfb display, enrolled as an external machine", () =>
       (await api("POST", `/v1/machines/${machineId}/files/read`, { parameters: { path: "notes/n.txt" } })).body.result
         .content,
     ).toBe("external");
-    const out = await api("POST", `/v1/machines/${machineId}/files/read`, { parameters: { path: "/etc/hostname" } });
-    if (out.status === 200) expect(out.body.success).toBe(false);
-    else envelope(out, 422, "VALIDATION_ERROR");
+    // DECISIONS "Compatibility amendments" (machines): absolute paths reach what the driver's user may touch
+    const outside = path.join(tmp, `outside-${process.pid}.txt`);
+    const wa = await api("POST", `/v1/machines/${machineId}/files/write`, {
+      parameters: { path: outside, content: "absolute" },
+    });
+    expect(wa.body.success).toBe(true);
+    expect(readFileSync(outside, "utf8")).toBe("absolute");
+    const ra = await api("POST", `/v1/machines/${machineId}/files/read`, { parameters: { path: outside } });
+    expect(ra.body.result.content).toBe("absolute");
   }, 60_000);
 
   it("a driver killed mid-command is restarted; the command is redelivered and completes", async () => {

@@ -1,6 +1,6 @@
 // The executor of the managed desktops, pointed at an existing X display of the driver's own user:
 // the same allowlist, validation and runner (core/machines/commands.ts), the same xdotool script
-// session, terminal sessions, Chromium (DevTools) controller and home-confined file ops. Only what the
+// session, terminal sessions, Chromium (DevTools) controller and file ops. Only what the
 // managed provider owns itself (users, Xvfb, the Chromium process) is done here for the host.
 import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync } from "node:fs";
@@ -25,8 +25,13 @@ export interface DisplayOptions {
   display: string;
   /** XAUTHORITY file of that display, if it needs one */
   xauthority?: string;
-  /** the only directory file ops may touch; the terminal starts here (default: the user's home) */
+  /** relative file paths and the terminal start here (default: the user's home) */
   home: string;
+  /**
+   * Refuse file paths outside `home` (the owner's opt-in `--confine-files`). By default an absolute path
+   * reaches what the driver's user may touch (DECISIONS.md "Compatibility amendments", machines).
+   */
+  confineFiles?: boolean;
   /** DevTools port for the driver's Chromium (default 9333) */
   devtoolsPort?: number;
   chromiumPath?: string;
@@ -59,7 +64,7 @@ export class DisplayBackend {
       opts.chromiumPath ?? (existsSync("/usr/lib/chromium/chromium") ? "/usr/lib/chromium/chromium" : "chromium");
     this.xdo = new XdotoolSession(this.user, () => this.env);
     this.terminals = new TerminalSessions(this.user, () => this.env);
-    this.fs = new LocalHomeFs(this.user, true); // the owner's --home is the only directory file ops may touch
+    this.fs = new LocalHomeFs(this.user, opts.confineFiles === true);
     this.browser = new ChromiumBrowser({
       devtoolsPort: () => this.devtoolsPort,
       ensureRunning: () => this.ensureChromium(),

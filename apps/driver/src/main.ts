@@ -1,7 +1,7 @@
 #!/usr/bin/env -S npx tsx
 // cua-driver: turns a Linux X11 host into an external machine of the service (docs/driver.md).
 //   cua-driver enroll --api-url URL [--name NAME] [--state FILE]   (API key in CUA_API_KEY)
-//   cua-driver run [--state FILE] [--home DIR] [--devtools-port N] (display from DISPLAY / XAUTHORITY)
+//   cua-driver run [--state FILE] [--home DIR] [--confine-files] [--devtools-port N] (display from DISPLAY / XAUTHORITY)
 import { randomBytes } from "node:crypto";
 import os from "node:os";
 import path from "node:path";
@@ -29,6 +29,7 @@ const { positionals, values } = parseArgs({
     name: { type: "string" },
     state: { type: "string" },
     home: { type: "string" },
+    "confine-files": { type: "boolean" },
     "devtools-port": { type: "string" },
     capabilities: { type: "string" },
     "poll-wait": { type: "string" },
@@ -44,6 +45,7 @@ function display(): DisplayBackend {
     display: env.DISPLAY,
     ...(env.XAUTHORITY ? { xauthority: env.XAUTHORITY } : {}),
     home,
+    confineFiles: values["confine-files"] === true,
     ...(values["devtools-port"] ? { devtoolsPort: Number(values["devtools-port"]) } : {}),
   });
 }
