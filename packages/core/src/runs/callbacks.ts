@@ -158,30 +158,14 @@ export async function deliverCallback(
     await deps.db.runCallbackDelivery.update({ where: { id: d.id }, data: { status: "failed" } });
     return { done: true, status: "failed", attempt, status_code: null };
   }
-  const secret = openRunSecret(deps.kek, run.id, "webhook", run.webhookSecretSealed);
-  const t = Math.floor(deps.clock.now().getTime() / 1000);
-  const started = performance.now();
-  const r = await post(
-    run.webhookUrl,
-    d.body,
-    {
-      "Content-Type": "application/json",
-      "User-Agent": "svc-callbacks/1",
-      "Service-Signature": signCallback(secret, d.body, t),
-      "Service-Delivery-Id": d.id,
-    },
-    deps.runsConfig.callbackTimeoutMs,
-    deps.runsConfig.allowInsecureCallbacks,
-  );
-  const ok = r.statusCode !== null && r.statusCode >= 200 && r.statusCode < 300;
-  const entry = {
+  const { entry, status, statusCode, ok } = await attemptSignedDelivery(deps, {
+    runId: run.id,
+    url: run.webhookUrl,
+    secretSealed: run.webhookSecretSealed,
+    deliveryId: d.id,
+    body: d.body,
     attempt,
-    at: new Date().toISOString(),
-    status_code: r.statusCode,
-    error: ok ? null : (r.error ?? `HTTP ${r.statusCode}`),
-    duration_ms: Math.round(performance.now() - started),
-  };
-  const status = ok ? "delivered" : attempt >= CALLBACK_MAX_ATTEMPTS ? "failed" : "pending";
+  });
   // record the attempt once (a concurrent duplicate attempt loses the conditional update)
   await deps.db.$executeRaw`
     UPDATE run_callback_deliveries
@@ -193,11 +177,50 @@ export async function deliverCallback(
     run_id: run.id,
     event: d.event,
     attempt,
-    status_code: r.statusCode,
+    status_code: statusCode,
     ok,
   });
-  return { done: status !== "pending", status, attempt, status_code: r.statusCode };
+  return { done: status !== "pending", status, attempt, status_code: statusCode };
 }
 
-/** The pinned-address POST of one callback attempt (workflow callbacks use it too). */
-export { post as postCallback };
+/**
+ * One signed POST of a callback delivery (task-run and workflow-run callbacks): the run's sealed secret
+ * opened, `Service-Signature` over `t.` + body, `Service-Delivery-Id`, the pinned-address POST; returns the
+ * attempt's history entry and the delivery status it leads to (delivered, pending for a retry, or failed
+ * after CALLBACK_MAX_ATTEMPTS). The caller records it with its conditional update.
+ */
+export async function attemptSignedDelivery(
+  deps: CoreDeps & { runsConfig: { allowInsecureCallbacks: boolean; callbackTimeoutMs: number } },
+  a: { runId: string; url: string; secretSealed: Uint8Array; deliveryId: string; body: string; attempt: number },
+): Promise<{
+  ok: boolean;
+  statusCode: number | null;
+  status: "delivered" | "pending" | "failed";
+  entry: { attempt: number; at: string; status_code: number | null; error: string | null; duration_ms: number };
+}> {
+  const secret = openRunSecret(deps.kek, a.runId, "webhook", a.secretSealed);
+  const t = Math.floor(deps.clock.now().getTime() / 1000);
+  const started = performance.now();
+  const r = await post(
+    a.url,
+    a.body,
+    {
+      "Content-Type": "application/json",
+      "User-Agent": "svc-callbacks/1",
+      "Service-Signature": signCallback(secret, a.body, t),
+      "Service-Delivery-Id": a.deliveryId,
+    },
+    deps.runsConfig.callbackTimeoutMs,
+    deps.runsConfig.allowInsecureCallbacks,
+  );
+  const ok = r.statusCode !== null && r.statusCode >= 200 && r.statusCode < 300;
+  const entry = {
+    attempt: a.attempt,
+    at: new Date().toISOString(),
+    status_code: r.statusCode,
+    error: ok ? null : (r.error ?? `HTTP ${r.statusCode}`),
+    duration_ms: Math.round(performance.now() - started),
+  };
+  const status = ok ? "delivered" : a.attempt >= CALLBACK_MAX_ATTEMPTS ? "failed" : "pending";
+  return { ok, statusCode: r.statusCode, status, entry };
+}

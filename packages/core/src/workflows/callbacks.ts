@@ -8,8 +8,7 @@ import type { Tx } from "@cua/db/client";
 import type { WorkflowRun } from "@cua/db/generated";
 import type { CoreDeps } from "../deps.ts";
 import { hex } from "../ids.ts";
-import { CALLBACK_MAX_ATTEMPTS, type DeliveryOutcome, postCallback, signCallback } from "../runs/callbacks.ts";
-import { openRunSecret } from "../runs/run-secrets.ts";
+import { attemptSignedDelivery, type DeliveryOutcome } from "../runs/callbacks.ts";
 import { toWorkflowRunRecord } from "./workflow-runs.ts";
 
 export type WorkflowCallbackEvent =
@@ -66,34 +65,18 @@ export async function deliverWorkflowCallback(
     await deps.db.workflowCallbackDelivery.update({ where: { id: d.id }, data: { status: "failed" } });
     return { done: true, status: "failed", attempt, status_code: null };
   }
-  const secret = openRunSecret(deps.kek, run.id, "webhook", run.webhookSecretSealed);
-  const t = Math.floor(deps.clock.now().getTime() / 1000);
-  const started = performance.now();
-  const r = await postCallback(
-    run.webhookUrl,
-    d.body,
-    {
-      "Content-Type": "application/json",
-      "User-Agent": "svc-callbacks/1",
-      "Service-Signature": signCallback(secret, d.body, t),
-      "Service-Delivery-Id": d.id,
-    },
-    deps.runsConfig.callbackTimeoutMs,
-    deps.runsConfig.allowInsecureCallbacks,
-  );
-  const ok = r.statusCode !== null && r.statusCode >= 200 && r.statusCode < 300;
-  const entry = {
+  const { entry, status, statusCode, ok } = await attemptSignedDelivery(deps, {
+    runId: run.id,
+    url: run.webhookUrl,
+    secretSealed: run.webhookSecretSealed,
+    deliveryId: d.id,
+    body: d.body,
     attempt,
-    at: new Date().toISOString(),
-    status_code: r.statusCode,
-    error: ok ? null : (r.error ?? `HTTP ${r.statusCode}`),
-    duration_ms: Math.round(performance.now() - started),
-  };
-  const status = ok ? "delivered" : attempt >= CALLBACK_MAX_ATTEMPTS ? "failed" : "pending";
+  });
   await deps.db.$executeRaw`
     UPDATE workflow_callback_deliveries
     SET attempts = attempts || ${JSON.stringify([entry])}::jsonb, attempt_count = ${attempt}, status = ${status},
         last_attempt_at = now(), delivered_at = ${ok ? new Date() : null}::timestamptz
     WHERE id = ${d.id} AND attempt_count = ${attempt - 1} AND status = 'pending'`;
-  return { done: status !== "pending", status, attempt, status_code: r.statusCode };
+  return { done: status !== "pending", status, attempt, status_code: statusCode };
 }
