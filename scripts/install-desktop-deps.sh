@@ -25,7 +25,9 @@ PACKAGES=(
   iproute2    # ip netns / veth: each machine's own network namespace (isolation/, docs/security.md)
   tesseract-ocr # OCR fallback of the local engine (tested)
   fonts-dejavu-core # fonts for rendered test pages and the terminal
-  xterm       # the desktop's terminal (ctrl+alt+t, openbox keybind in local-desktop-provider.ts)
+  xterm       # the desktop's terminal (ctrl+alt+t; apps, keybinds and menu: machines/desktop-apps.ts)
+  pcmanfm     # the desktop's file manager (ctrl+alt+f, super+e); optional: reported by health when missing
+  mousepad    # the desktop's text editor (ctrl+alt+e); optional: reported by health when missing
 )
 
 missing=()

@@ -4,18 +4,23 @@
 
 import { accessSync, constants, statSync } from "node:fs";
 import path from "node:path";
+import { DESKTOP_APPS } from "./desktop-apps.ts";
 
 /** Directories searched for the provider's programs (root's PATH; the machines' own PATH is a subset). */
 export const DEFAULT_SEARCH_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
 
-export type RequirementRole = "machine" | "desktop" | "screenshot" | "connection";
+export type RequirementRole = "machine" | "desktop" | "screenshot" | "connection" | "extra";
 
 export interface Requirement {
   /** program name as spawned */
   binary: string;
   /** Debian package that provides it */
   package: string;
-  /** machine: every machine; desktop: desktop_enabled machines; screenshot: one of them suffices; connection: VNC */
+  /**
+   * machine: every machine; desktop: desktop_enabled machines; screenshot: one of them suffices; connection:
+   * VNC; extra: the desktop's own programs (terminal, file manager, text editor: desktop-apps.ts), reported
+   * by GET /v1/machines/health when missing but never keeping a desktop from starting
+   */
   role: RequirementRole;
 }
 
@@ -33,6 +38,11 @@ export const REQUIREMENTS: readonly Requirement[] = [
   { binary: "import", package: "imagemagick", role: "screenshot" },
   { binary: "x11vnc", package: "x11vnc", role: "connection" },
   { binary: "websockify", package: "websockify", role: "connection" },
+  ...DESKTOP_APPS.filter((a) => a.command !== null).map((a) => ({
+    binary: a.program,
+    package: a.package,
+    role: "extra" as const,
+  })),
 ];
 
 /** Absolute path of an executable: `name` itself when it contains a slash, else the first hit on searchPath. */

@@ -29,6 +29,7 @@ import {
   runBatch,
   runCommand,
 } from "./commands.ts";
+import { desktopKeybinds, desktopMenuXml } from "./desktop-apps.ts";
 import {
   checkRequirements,
   DEFAULT_SEARCH_PATH,
@@ -206,27 +207,40 @@ const OPENBOX_MINIMAL_RC = `<?xml version="1.0" encoding="UTF-8"?>
 `;
 
 /**
- * The desktop's keyboard shortcut for a terminal (issue 15): ctrl+alt+t opens xterm maximized, in the
- * home directory, with DejaVu Sans Mono (an Xft font of fonts-dejavu-core: xterm's default bitmap
- * font is not installed). The local engine's "open a terminal" presses it.
+ * The desktop's keyboard shortcuts and root menu (issue 15), generated from DESKTOP_APPS (desktop-apps.ts,
+ * also served by GET /v1/models): ctrl+alt+t a terminal (xterm), ctrl+alt+f / super+e the file manager,
+ * ctrl+alt+e the text editor, ctrl+alt+m (or a right-click on the desktop background) the root menu.
  */
-export const DESKTOP_KEYBINDS = `<keybind key="C-A-t"><action name="Execute"><command>sh -c 'cd &amp;&amp; exec xterm -maximized -fa "DejaVu Sans Mono" -fs 14'</command></action></keybind>`;
+export const DESKTOP_KEYBINDS = desktopKeybinds();
+const ROOT_MENU_BINDING =
+  '<context name="Root"><mousebind button="Right" action="Press"><action name="ShowMenu"><menu>root-menu</menu></action></mousebind></context>';
 
 /**
  * openbox's stock Client-context bindings (Press -> Focus, Raise) put a synchronous passive grab on
  * every application window; under CPU load Chromium then lost about 1 in 200 rapid clicks (measured:
  * 4/800 with the grabs, 0/800 without). The machine's openbox gets the stock config without those
  * bindings, with focus following the pointer instead (xdotool moves the pointer before every click).
+ * `menuFile` (absolute) replaces the stock menu files (Debian's menu lists programs the machine lacks).
  */
-export function openboxConfig(stock: string | null): string {
+export function openboxConfig(stock: string | null, menuFile?: string): string {
+  const menu = menuFile ? `<menu><file>${menuFile}</file></menu>` : "";
   if (!stock?.includes('<context name="Client">'))
-    return OPENBOX_MINIMAL_RC.replace("<keyboard>", `<keyboard>${DESKTOP_KEYBINDS}`);
-  return stock
+    return OPENBOX_MINIMAL_RC.replace("<keyboard>", `<keyboard>${DESKTOP_KEYBINDS}`)
+      .replace('<context name="Client"></context>', `<context name="Client"></context>${ROOT_MENU_BINDING}`)
+      .replace("</openbox_config>", `${menu}\n</openbox_config>`);
+  let rc = stock
     .replace("<keyboard>", `<keyboard>${DESKTOP_KEYBINDS}`)
     .replace(/<context name="Client">[\s\S]*?<\/context>/, '<context name="Client"></context>')
     .replace(/<followMouse>[^<]*<\/followMouse>/, "<followMouse>yes</followMouse>")
     .replace(/<focusDelay>[^<]*<\/focusDelay>/, "<focusDelay>0</focusDelay>")
     .replace(/<raiseOnFocus>[^<]*<\/raiseOnFocus>/, "<raiseOnFocus>yes</raiseOnFocus>");
+  if (!rc.includes('<context name="Root">')) rc = rc.replace("</mouse>", `${ROOT_MENU_BINDING}</mouse>`);
+  if (menuFile) {
+    rc = /<file>[^<]*<\/file>/.test(rc)
+      ? rc.replace(/<file>[^<]*<\/file>(\s*<file>[^<]*<\/file>)*/, `<file>${menuFile}</file>`)
+      : rc.replace("</openbox_config>", `${menu}\n</openbox_config>`);
+  }
+  return rc;
 }
 const SNAPSHOT_ID = /^snap_[0-9a-f]{24}$/;
 
@@ -1023,7 +1037,9 @@ export class LocalDesktopProvider implements MachineProvider {
     const h = rt.handle;
     const rc = path.join(h.runtime_dir, "openbox-rc.xml");
     const stock = await readFile(OPENBOX_SYSTEM_RC, "utf8").catch(() => null);
-    await writeRootFile(rc, openboxConfig(stock), 0o644, null);
+    const menu = path.join(h.runtime_dir, "openbox-menu.xml");
+    await writeRootFile(menu, desktopMenuXml([this.bin("chromium"), ...this.chromiumArgs(rt)]), 0o644, null);
+    await writeRootFile(rc, openboxConfig(stock, menu), 0o644, null);
     spawnDaemon(rt.user, this.bin("openbox"), ["--sm-disable", "--config-file", rc], {
       env: this.envFor(rt),
       logFile: path.join(h.runtime_dir, "openbox.log"),

@@ -4,7 +4,7 @@
 
 import { execFileSync } from "node:child_process";
 import { existsSync } from "node:fs";
-import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import http from "node:http";
 import net from "node:net";
 import os from "node:os";
@@ -13,6 +13,7 @@ import { removeDevtoolsGuard } from "@cua/core/machines/devtools-guard";
 import { startTestInternet, type TestInternet } from "@cua/core/machines/isolation/test-internet";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CoreError } from "../../src/errors.ts";
+import { desktopMenuXml } from "../../src/machines/desktop-apps.ts";
 import { DEFAULT_PORT_BASES, LocalDesktopProvider, openboxConfig } from "../../src/machines/local-desktop-provider.ts";
 import { decodePng, distinctColors } from "../../src/machines/png.ts";
 import { processesOfUid } from "../../src/machines/process-utils.ts";
@@ -96,6 +97,34 @@ describe("openbox config", () => {
       expect(rc).toContain('<keybind key="C-A-t"><action name="Execute"><command>sh -c');
       expect(rc).toContain("exec xterm -maximized");
     }
+  });
+
+  it("binds the editor, the file manager and the root menu, and uses the machine's own menu file (issue 15)", () => {
+    const stock = `<openbox_config><keyboard></keyboard><mouse><context name="Client"><mousebind/></context></mouse>
+<menu><file>/var/lib/openbox/debian-menu.xml</file>
+  <file>menu.xml</file><hideDelay>200</hideDelay></menu></openbox_config>`;
+    for (const rc of [
+      openboxConfig(stock, "/run/m/openbox-menu.xml"),
+      openboxConfig(null, "/run/m/openbox-menu.xml"),
+    ]) {
+      for (const key of ["C-A-e", "C-A-f", "W-e"])
+        expect(rc).toContain(`<keybind key="${key}"><action name="Execute">`);
+      expect(rc).toContain('<keybind key="C-A-m"><action name="ShowMenu"><menu>root-menu</menu>');
+      expect(rc).toContain('<context name="Root"><mousebind button="Right" action="Press"><action name="ShowMenu">');
+      expect(rc).toContain("<file>/run/m/openbox-menu.xml</file>");
+      expect(rc).not.toContain("debian-menu.xml");
+    }
+    const menu = desktopMenuXml(["/usr/lib/chromium/chromium", "--user-data-dir=/home/u/.config/cua-chromium"]);
+    expect(menu.match(/<item label="([^"]+)"/g)).toEqual([
+      '<item label="Terminal"',
+      '<item label="File manager"',
+      '<item label="Text editor"',
+      '<item label="Browser"',
+    ]);
+    // the browser entry is the provider's own Chromium command line (same profile: a new window of it)
+    expect(menu).toContain(
+      "<command>/usr/lib/chromium/chromium --user-data-dir=/home/u/.config/cua-chromium</command>",
+    );
   });
 });
 
@@ -359,6 +388,93 @@ describe("local desktop provider (real Xvfb desktop)", () => {
     const fresh = await provider.terminal(handle, { command: 'echo "[$GREETING]"; pwd', session_id: "s1" });
     expect(fresh.result.output).toBe(`[]\n${handle.home_dir}\n`);
     expect((await provider.processes(handle)).some((p) => p.cmd.includes("sleep 30"))).toBe(false);
+  });
+
+  // issue 15 "A real desktop": the editor and file manager open from their openbox keybinds, the root menu
+  // from ctrl+alt+m and from a right-click on the desktop background (shown on the screen: OCR of a screenshot)
+  it("desktop apps: ctrl+alt+e opens the text editor, ctrl+alt+f the file manager, the root menu lists them (issue 15)", async () => {
+    const windows = async (cls: string) =>
+      String(
+        (
+          await provider.terminal(handle, {
+            command: `xdotool search --onlyvisible --class ${cls} 2>/dev/null || true`,
+          })
+        ).result.output,
+      )
+        .split("\n")
+        .filter(Boolean);
+    const waitWindows = async (cls: string) => {
+      for (let i = 0; i < 50; i++) {
+        const w = await windows(cls);
+        if (w.length > 0) return w;
+        await new Promise((r) => setTimeout(r, 200));
+      }
+      return [];
+    };
+    const closeApp = async (cls: string) => {
+      // by the windows' own pids, as the machine's user
+      await provider.terminal(handle, {
+        command: `for w in $(xdotool search --class ${cls}); do xdotool getwindowpid "$w"; done | sort -u | xargs -r kill`,
+      });
+    };
+    const screenText = async () => {
+      const shot = await provider.screenshot(handle);
+      const file = path.join(root, `ocr-${Date.now()}.png`);
+      await writeFile(file, shot.png);
+      // menu text is small and its highlighted entry light on dark: OCR 2x enlarged grey copies, plain and negated
+      const ocr = (extra: string[]) => {
+        const out = path.join(root, `ocr-${Date.now()}-${extra.length}.png`);
+        execFileSync("convert", [file, "-colorspace", "Gray", "-resize", "200%", ...extra, out]);
+        return execFileSync("tesseract", [out, "-", "--psm", "11"], {
+          encoding: "utf8",
+          stdio: ["ignore", "pipe", "ignore"],
+        });
+      };
+      return `${ocr([])}\n${ocr(["-negate"])}`;
+    };
+
+    expect(await windows("Mousepad")).toEqual([]);
+    await provider.execute(handle, "key_combo", { keys: ["ctrl", "alt", "e"] });
+    expect((await waitWindows("Mousepad")).length).toBeGreaterThan(0);
+    const editorTitle = await provider.terminal(handle, {
+      command: "xdotool getwindowname $(xdotool search --onlyvisible --class Mousepad | head -1)",
+    });
+    expect(String(editorTitle.result.output)).toContain("Mousepad");
+    // it runs as the machine's user (started by the machine's openbox, inside its namespaces)
+    const own = await processesOfUid(Number(handle.uid));
+    expect(own.some((p) => path.basename(p.cmdline[0] ?? "") === "mousepad")).toBe(true);
+    await closeApp("Mousepad");
+
+    expect(await windows("Pcmanfm")).toEqual([]);
+    await provider.execute(handle, "key_combo", { keys: ["ctrl", "alt", "f"] });
+    expect((await waitWindows("Pcmanfm")).length).toBeGreaterThan(0);
+    // it shows the machine user's home directory
+    const fmTitle = await provider.terminal(handle, {
+      command: "xdotool getwindowname $(xdotool search --onlyvisible --class Pcmanfm | head -1)",
+    });
+    expect(String(fmTitle.result.output).trim()).toBe(String(handle.user));
+    await closeApp("Pcmanfm");
+
+    // the root menu: ctrl+alt+m over the browser ...
+    expect(await screenText()).not.toContain("Text editor");
+    await provider.execute(handle, "key_combo", { keys: ["ctrl", "alt", "m"] });
+    let text = "";
+    for (let i = 0; i < 10 && !text.includes("Text editor"); i++) text = await screenText();
+    for (const entry of ["File manager", "Text editor", "Browser"]) expect(text).toContain(entry);
+    // its first entry is highlighted (too dark for OCR): Enter opens it, the terminal
+    expect(await windows("XTerm")).toEqual([]);
+    await provider.execute(handle, "key_press", { keys: ["enter"] });
+    expect((await waitWindows("XTerm")).length).toBeGreaterThan(0);
+    await closeApp("XTerm");
+
+    // ... and a right-click on the desktop background (the browser minimised), whose Terminal entry works
+    await provider.terminal(handle, { command: "xdotool search --onlyvisible --class chromium windowminimize --sync" });
+    await provider.execute(handle, "right_click", { x: 600, y: 300 });
+    text = "";
+    for (let i = 0; i < 10 && !text.includes("File manager"); i++) text = await screenText();
+    for (const entry of ["Terminal", "File manager", "Text editor", "Browser"]) expect(text).toContain(entry);
+    await provider.execute(handle, "key_press", { keys: ["escape"] });
+    await provider.terminal(handle, { command: "xdotool search --class chromium windowactivate --sync || true" });
   });
 
   it("file ops: relative paths stay in the home (.. and symlink escapes are 422); absolute paths reach what the machine user may touch", async () => {
