@@ -1,4 +1,6 @@
 // SPEC.md "Idempotency, keys, provider keys, health" (keys rows) and DECISIONS.md "Accounts, keys, wallet".
+
+import { MANAGED_DESKTOP } from "@cua/core/machines/desktop-apps";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { KEY_EVENTS_APPLICATION } from "../src/http/key-events.ts";
@@ -172,6 +174,26 @@ describe("GET /v1/models", () => {
     expect(r.body.models.map((m: { provider: string }) => m.provider)).toEqual(
       expect.arrayContaining(["anthropic", "openai"]),
     );
+  });
+  // issue 15 "A real desktop": what a managed machine offers, from the provider's one constant
+  it("describes the managed desktop: OS, resolution, window manager, browser, and how each app opens", async () => {
+    const r = await call(s.url, "GET", "/v1/models", { key: acct.test_key });
+    expect(r.status).toBe(200);
+    const m = r.body.managed_machine;
+    expect(m).toEqual(JSON.parse(JSON.stringify(MANAGED_DESKTOP)));
+    expect(m.os).toContain("Debian");
+    expect(m.default_resolution).toEqual({ width: 1280, height: 720 });
+    expect(m.window_manager).toContain("openbox");
+    expect(m.browser).toContain("Chromium");
+    expect(m.menu).toEqual({
+      opens_with: ["right-click on the desktop background", "ctrl+alt+m"],
+      entries: ["Terminal", "File manager", "Text editor", "Browser"],
+    });
+    const byId = Object.fromEntries(m.apps.map((a: { id: string }) => [a.id, a]));
+    expect(byId.terminal).toMatchObject({ program: "xterm", keybinds: ["ctrl+alt+t"], menu_entry: "Terminal" });
+    expect(byId.file_manager).toMatchObject({ program: "pcmanfm", keybinds: ["ctrl+alt+f", "super+e"] });
+    expect(byId.text_editor).toMatchObject({ program: "mousepad", keybinds: ["ctrl+alt+e"] });
+    expect(byId.browser).toMatchObject({ program: "chromium", menu_entry: "Browser" });
   });
   it("needs a key", async () => {
     envelope(await call(s.url, "GET", "/v1/models"), 401, "INVALID_API_KEY");

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { MANAGED_DESKTOP } from "../machines/desktop-apps.ts";
 import { defineOperation } from "../operations/define.ts";
 import { modelsCatalog } from "./pricing.ts";
 
@@ -16,11 +17,37 @@ export const listModelsOp = defineOperation({
       .describe("v5 (default), v4, v3, v1"),
     action_types: z.array(z.string()).describe("every action_type an engine returns"),
     pricing: z.record(z.string(), z.unknown()).describe("every effective price and surcharge, incl. pricing.schedules"),
+    managed_machine: z
+      .object({
+        os: z.string(),
+        user: z.string(),
+        display: z.string(),
+        default_resolution: z.object({ width: z.number().int(), height: z.number().int() }),
+        window_manager: z.string(),
+        browser: z.string(),
+        menu: z
+          .object({ opens_with: z.array(z.string()), entries: z.array(z.string()) })
+          .describe("the desktop's root menu and how to open it"),
+        apps: z
+          .array(
+            z.object({
+              id: z.string(),
+              name: z.string(),
+              program: z.string(),
+              window_class: z.string().describe("X window class (xdotool search --class)"),
+              keybinds: z.array(z.string()).describe("key_combo shortcuts that open it, e.g. ctrl+alt+t"),
+              menu_entry: z.string().describe("its entry in the root menu"),
+            }),
+          )
+          .describe("terminal, file manager, text editor, browser"),
+        fonts: z.array(z.string()),
+      })
+      .describe("what a managed live machine (POST /v1/machines, local-desktop provider) offers; docs/machines.md"),
   }),
   docs: {
     tags: ["Prediction"],
     summary: "Models, CUA versions and pricing",
     description: "Needs any valid key, no scope.",
   },
-  handler: () => modelsCatalog(),
+  handler: () => ({ ...modelsCatalog(), managed_machine: MANAGED_DESKTOP }),
 });
