@@ -90,7 +90,7 @@ export const MANAGED_DESKTOP = {
     menu_entry: a.menu_label,
   })),
   fonts: ["DejaVu Sans, DejaVu Sans Mono, DejaVu Serif (fonts-dejavu-core)"],
-} as const;
+};
 
 const XDOTOOL_TO_OPENBOX: Record<string, string> = { ctrl: "C", alt: "A", shift: "S", super: "W" };
 
