@@ -109,6 +109,14 @@ function shExec(command: string): string {
   return xmlEscape(`sh -c '${command}'`);
 }
 
+/** Every key the desktop binds, in openbox syntax (stock bindings of the same keys are dropped). */
+export function desktopKeys(): string[] {
+  return [
+    ...DESKTOP_APPS.filter((a) => a.command).flatMap((a) => a.keybinds.map(openboxKey)),
+    openboxKey(DESKTOP_MENU_KEYBIND),
+  ];
+}
+
 /** The openbox <keybind> elements: each app's shortcuts, and the root menu's. */
 export function desktopKeybinds(): string {
   const binds = DESKTOP_APPS.flatMap((a) =>

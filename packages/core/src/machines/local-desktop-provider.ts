@@ -29,7 +29,7 @@ import {
   runBatch,
   runCommand,
 } from "./commands.ts";
-import { desktopKeybinds, desktopMenuXml } from "./desktop-apps.ts";
+import { desktopKeybinds, desktopKeys, desktopMenuXml } from "./desktop-apps.ts";
 import {
   checkRequirements,
   DEFAULT_SEARCH_PATH,
@@ -228,6 +228,9 @@ export function openboxConfig(stock: string | null, menuFile?: string): string {
     return OPENBOX_MINIMAL_RC.replace("<keyboard>", `<keyboard>${DESKTOP_KEYBINDS}`)
       .replace('<context name="Client"></context>', `<context name="Client"></context>${ROOT_MENU_BINDING}`)
       .replace("</openbox_config>", `${menu}\n</openbox_config>`);
+  // the stock config binds super+e to kfmclient (absent: openbox then shows an error prompt)
+  for (const key of desktopKeys())
+    stock = stock.replace(new RegExp(`<keybind key="${key}">[\\s\\S]*?</keybind>`, "g"), "");
   let rc = stock
     .replace("<keyboard>", `<keyboard>${DESKTOP_KEYBINDS}`)
     .replace(/<context name="Client">[\s\S]*?<\/context>/, '<context name="Client"></context>')

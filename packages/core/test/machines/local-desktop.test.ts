@@ -100,7 +100,7 @@ describe("openbox config", () => {
   });
 
   it("binds the editor, the file manager and the root menu, and uses the machine's own menu file (issue 15)", () => {
-    const stock = `<openbox_config><keyboard></keyboard><mouse><context name="Client"><mousebind/></context></mouse>
+    const stock = `<openbox_config><keyboard><keybind key="W-e"><action name="Execute"><command>kfmclient openProfile filemanagement</command></action></keybind></keyboard><mouse><context name="Client"><mousebind/></context></mouse>
 <menu><file>/var/lib/openbox/debian-menu.xml</file>
   <file>menu.xml</file><hideDelay>200</hideDelay></menu></openbox_config>`;
     for (const rc of [
@@ -113,6 +113,7 @@ describe("openbox config", () => {
       expect(rc).toContain('<context name="Root"><mousebind button="Right" action="Press"><action name="ShowMenu">');
       expect(rc).toContain("<file>/run/m/openbox-menu.xml</file>");
       expect(rc).not.toContain("debian-menu.xml");
+      expect(rc).not.toContain("kfmclient"); // the stock super+e binding is replaced, not doubled
     }
     const menu = desktopMenuXml(["/usr/lib/chromium/chromium", "--user-data-dir=/home/u/.config/cua-chromium"]);
     expect(menu.match(/<item label="([^"]+)"/g)).toEqual([
@@ -453,6 +454,12 @@ describe("local desktop provider (real Xvfb desktop)", () => {
       command: "xdotool getwindowname $(xdotool search --onlyvisible --class Pcmanfm | head -1)",
     });
     expect(String(fmTitle.result.output).trim()).toBe(String(handle.user));
+    await closeApp("Pcmanfm");
+    // super+e too (the local engine's "open the file manager" presses it)
+    for (let i = 0; i < 20 && (await windows("Pcmanfm")).length > 0; i++) await new Promise((r) => setTimeout(r, 100));
+    expect(await windows("Pcmanfm")).toEqual([]);
+    await provider.execute(handle, "key_combo", { keys: ["super", "e"] });
+    expect((await waitWindows("Pcmanfm")).length).toBeGreaterThan(0);
     await closeApp("Pcmanfm");
 
     // the root menu: ctrl+alt+m over the browser ...

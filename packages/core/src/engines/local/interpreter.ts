@@ -872,8 +872,13 @@ function stepActions(
         const p = clamp(g.x, g.y);
         return { actions: [{ action_type: "click", params: { x: p.x, y: p.y, button: "left", clicks: 1 } }], check };
       }
-      const keys = step.app === "terminal" ? ["ctrl", "alt", "t"] : step.app === "file manager" ? ["super", "e"] : null;
-      if (!keys) throw new NotFound(`${step.app} launcher`, g ?? ground(`"${names[0]}"`));
+      // the managed desktop's shortcuts (machines/desktop-apps.ts, served by GET /v1/models managed_machine)
+      const keys =
+        step.app === "terminal"
+          ? ["ctrl", "alt", "t"]
+          : step.app === "file manager"
+            ? ["super", "e"]
+            : ["ctrl", "alt", "e"];
       return { actions: [{ action_type: "key_combo", params: { keys } }], check };
     }
     case "drag": {

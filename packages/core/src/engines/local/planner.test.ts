@@ -187,6 +187,15 @@ describe("planning goal phrasings (issue 15)", () => {
     expect(p.check).toMatchObject({ k: "change" });
   });
 
+  it("opens the text editor and the file manager through the managed desktop's shortcuts (issue 15)", () => {
+    expect(plan("open the text editor", [run("Welcome", 10, 10)]).actions).toEqual([
+      { action_type: "key_combo", params: { keys: ["ctrl", "alt", "e"] } },
+    ]);
+    expect(plan("open the file manager", [run("Welcome", 10, 10)]).actions).toEqual([
+      { action_type: "key_combo", params: { keys: ["super", "e"] } },
+    ]);
+  });
+
   it("a launcher is a label of its own, and an opened terminal shows a prompt (not just any change)", () => {
     // the word inside the page's address is no launcher: the shortcut is used
     const p = plan("open a terminal", [run("198.51.100.2/terminal-file/start", 300, 60)]);
