@@ -111,6 +111,31 @@ describe("desktop start failures and cleanup (issue 10)", () => {
     await p.terminate(h);
   });
 
+  // issue 15: the file manager and text editor are extras of the desktop, reported but never blocking it
+  it("PATH without the file manager and the text editor: ready, health names them, the desktop starts", async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), "cua-bin-noextras-"));
+    await chmod(dir, 0o755);
+    try {
+      for (const r of REQUIREMENTS) {
+        const found = resolveBinary(r.binary);
+        if (found && r.binary !== "pcmanfm" && r.binary !== "mousepad") await symlink(found, path.join(dir, r.binary));
+      }
+      const p = make({ searchPath: dir });
+      const ready = p.readiness();
+      expect(ready).toMatchObject({ ready: true, machines_ready: true });
+      expect(ready.missing.map((m) => [m.binary, m.package, m.role])).toEqual([
+        ["pcmanfm", "pcmanfm", "extra"],
+        ["mousepad", "mousepad", "extra"],
+      ]);
+      expect(ready.detail).toBe("Desktops can start; pcmanfm (pcmanfm), mousepad (mousepad) missing for extra.");
+      const h = await p.provision({ machineId: uuid() });
+      expect(h.status).toBe("running");
+      await p.terminate(h);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
   it("probe: a Chromium that does not run is reported before any machine is created; the real programs run", async () => {
     const fake = path.join(binDir, "broken-chromium");
     await writeFile(
