@@ -16,7 +16,14 @@ import { type EventFrame, serveEventStream } from "./event-stream.ts";
 const sleep = (ms: number, signal: AbortSignal) =>
   new Promise<void>((resolve) => {
     const t = setTimeout(resolve, ms);
-    signal.addEventListener("abort", () => (clearTimeout(t), resolve()), { once: true });
+    signal.addEventListener(
+      "abort",
+      () => {
+        clearTimeout(t);
+        resolve();
+      },
+      { once: true },
+    );
   });
 
 export function registerWorkflowEvents(app: FastifyInstance, deps: AppDeps): void {
