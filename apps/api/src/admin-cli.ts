@@ -1,5 +1,5 @@
 // The operator's admin CLI:
-//   npm run admin -- account create --name NAME --tier TIER --credits N [--email E] [--json]
+//   npm run admin -- account create --name NAME --tier TIER --credits N [--email E] [--unlimited] [--json]
 //   npm run admin -- account list [--json]
 //   npm run admin -- wallet topup --account ID --credits N [--json]
 // It uses DATABASE_URL when set. On the embedded database it talks to the running service through its
@@ -44,7 +44,7 @@ function int(flags: Record<string, string | true>, name: string): number {
 }
 
 const USAGE = `usage:
-  npm run admin -- account create --name NAME --tier ${TIERS.join("|")} --credits N [--email E] [--json]
+  npm run admin -- account create --name NAME --tier ${TIERS.join("|")} --credits N [--email E] [--unlimited] [--json]
   npm run admin -- account list [--json]
   npm run admin -- wallet topup --account ID --credits N [--json]`;
 
@@ -60,6 +60,7 @@ async function main() {
       tier,
       credits: int(flags, "credits"),
       ...(typeof flags.email === "string" ? { email: flags.email } : {}),
+      ...(flags.unlimited === true ? { unlimited: true } : {}),
     };
     op = { name: "account-create", body, run: (d) => createAccount(d, body) };
   } else if (cmd === "account list") {

@@ -17,7 +17,7 @@ export interface TestServer {
   db: TestDatabase;
   dataDir: string;
   stop(): Promise<void>;
-  account(opts?: { tier?: Tier; credits?: number }): Promise<{
+  account(opts?: { tier?: Tier; credits?: number; unlimited?: boolean }): Promise<{
     account_id: string;
     live_key: string;
     test_key: string;
@@ -87,7 +87,12 @@ function serverHandle(app: App, tdb: TestDatabase, dataDir: string, ownsDb: bool
     db: tdb,
     dataDir,
     account: (o = {}) =>
-      createAccount(app.deps, { name: "test", tier: o.tier ?? "enterprise", credits: o.credits ?? 1000 }),
+      createAccount(app.deps, {
+        name: "test",
+        tier: o.tier ?? "enterprise",
+        credits: o.credits ?? 1000,
+        ...(o.unlimited ? { unlimited: true } : {}),
+      }),
     stop: async () => {
       await app.close();
       if (ownsDb) await tdb.drop();

@@ -234,6 +234,36 @@ describe("credits (SPEC Schedules and triggers: 10/min, 20 minimum, 6 h cap; 20-
   }, 90_000);
 });
 
+describe("credits of an Unlimited account (SPEC Schedules and triggers: Unlimited bypasses the credit meter)", () => {
+  it("a live managed execution is not metered; only the run's own steps are billed", async () => {
+    const a = await s.account({ credits: 30, unlimited: true });
+    const m = await liveMockMachine(s, a.account_id);
+    const created = await call(s.url, "POST", "/v1/schedules", {
+      key: a.live_key,
+      body: { name: "unlimited", machine_id: m, task_prompt: "press ctrl+s", frequency: "every_15_minutes" },
+    });
+    expect(created.status).toBe(201);
+    const id = created.body.id as string;
+    const now = await call(s.url, "POST", `/v1/schedules/${id}/run`, { key: a.live_key });
+    expect(now.status).toBe(201);
+    const h = await waitFor(
+      "unlimited run settled",
+      async () => (await call(s.url, "GET", `/v1/schedules/${id}/runs`, { key: a.live_key })).body.data[0],
+      (x) => x && !["queued", "running"].includes(x.status),
+      60_000,
+    );
+    const run = await call(s.url, "GET", `/v1/runs/${h.run_id}`, { key: a.live_key });
+    const steps = run.body.credits_charged as number;
+    expect(steps).toBeLessThan(20); // a short run: the meter's 20-credit minimum would have charged more
+    expect(h.credits_charged).toBe(steps);
+    const ledger = await s.app.deps.db.walletEntry.findMany({ where: { accountId: a.account_id } });
+    expect(ledger.some((e) => e.note?.startsWith(`schedule ${id}:`))).toBe(false); // no meter charge
+    const balance = (await s.app.deps.db.account.findUniqueOrThrow({ where: { id: a.account_id } })).balanceCredits;
+    expect(balance).toBe(30 - steps);
+    expect(ledger.reduce((t, e) => t + e.delta, 0)).toBe(balance);
+  }, 90_000);
+});
+
 describe("GET /v1/billing/active (DECISIONS Compatibility amendments: schedules running now)", () => {
   it("lists a live managed execution in progress with its rate and what the meter has accrued", async () => {
     const a = await s.account({ credits: 100 });

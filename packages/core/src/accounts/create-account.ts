@@ -22,18 +22,22 @@ export interface CreatedAccount {
 
 export async function createAccount(
   deps: CoreDeps,
-  input: { name: string; tier: Tier; credits: number; email?: string; password?: string },
+  input: { name: string; tier: Tier; credits: number; email?: string; password?: string; unlimited?: boolean },
 ): Promise<CreatedAccount> {
   if (!input.name.trim()) throw validationError("name", "must not be empty");
   if (!TIERS.includes(input.tier)) throw validationError("tier", `must be one of ${TIERS.join(", ")}`);
   if (!Number.isSafeInteger(input.credits) || input.credits < 0)
     throw validationError("credits", "must be a non-negative integer");
+  if (input.unlimited !== undefined && typeof input.unlimited !== "boolean")
+    throw validationError("unlimited", "must be a boolean");
   const accountId = newUuid();
   const email = (input.email ?? `owner-${hex(4)}@console.local`).toLowerCase();
   const password = input.password ?? generatePassword();
   const passwordHash = await hashPassword(password);
   const keys = await deps.db.$transaction(async (tx) => {
-    await tx.account.create({ data: { id: accountId, name: input.name.trim(), tier: input.tier } });
+    await tx.account.create({
+      data: { id: accountId, name: input.name.trim(), tier: input.tier, unlimited: input.unlimited === true },
+    });
     await tx.consoleUser.create({ data: { id: newUuid(), accountId, email, passwordHash } });
     const live = await insertKey(tx, { accountId, mode: "live", name: "owner (live)", scopes: [...ALL_SCOPES] });
     const test = await insertKey(tx, { accountId, mode: "test", name: "owner (test)", scopes: [...ALL_SCOPES] });

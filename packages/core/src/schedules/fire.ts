@@ -242,7 +242,10 @@ export async function settleRun(deps: FireDeps, runId: string): Promise<{ settle
   const seconds = Math.max(0, Math.round((ended.getTime() - started.getTime()) / 1000));
   const status = HISTORY_OF_RUN[run.status] ?? "failed";
   const error = (run.error as { code?: string; message?: string } | null) ?? null;
-  const billable = s.mode === "live" && s.llmProvider === "managed" && status !== "cancelled";
+  // SPEC "Schedules and triggers": Unlimited accounts bypass the credit meter
+  const unlimited =
+    (await deps.db.account.findUnique({ where: { id: s.accountId }, select: { unlimited: true } }))?.unlimited === true;
+  const billable = s.mode === "live" && s.llmProvider === "managed" && status !== "cancelled" && !unlimited;
   // The execution costs the meter's amount. The run's own steps were billed as they ran (the runs' step
   // billing knows nothing of schedules); they count toward it, and only the rest is charged here.
   const stepCredits = run.creditsCharged;
