@@ -9,7 +9,7 @@
 //   - the service's shutdown stops its desktops (stopped / service_stopped, files kept) and the next start
 //     resumes them (SPEC "Machines": stop preserves state).
 // Needs root (useradd) and the packages of scripts/install-desktop-deps.sh.
-import { execFileSync, spawn, spawnSync } from "node:child_process";
+import { execFileSync, spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { chown, mkdtemp, readFile, rm, symlink, writeFile } from "node:fs/promises";
 import os from "node:os";
@@ -27,7 +27,6 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   call,
   envelope,
-  REPO_ROOT,
   spawnService,
   startTestServer,
   stopChild,
@@ -395,35 +394,6 @@ describe("desktops reconciled with reality (issue 10 failure 6)", () => {
   }, 60_000);
 });
 
-/**
- * The service as scripts/start.mjs runs it (node --import tsx): the signal reaches the API itself. The tsx
- * CLI that spawnService uses relays SIGTERM and SIGKILLs its child when the child has not acknowledged it
- * within ~60 ms, which a loaded host does not always manage.
- */
-function spawnDirect(env: Record<string, string>): ReturnType<typeof spawnService> {
-  let out = "";
-  const child = spawn(process.execPath, ["--import", "tsx", path.join(REPO_ROOT, "apps/api/src/main.ts")], {
-    cwd: REPO_ROOT,
-    env: { ...process.env, PORT: "0", LOG_LEVEL: "warn", ...env },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  child.stdout!.on("data", (d) => (out += d));
-  child.stderr!.on("data", (d) => (out += d));
-  const url = () =>
-    new Promise<string>((resolve, reject) => {
-      const started = Date.now();
-      const tick = () => {
-        const m = /API listening on (http:\/\/[^\s]+)/.exec(out);
-        if (m) return resolve(m[1]!);
-        if (child.exitCode !== null) return reject(new Error(`service exited: ${out}`));
-        if (Date.now() - started > 60_000) return reject(new Error(`service did not start: ${out}`));
-        setTimeout(tick, 100);
-      };
-      tick();
-    });
-  return { child, output: () => out, url };
-}
-
 describe("SIGTERM to the service process (issue 10 failure 6: stopping the service left 1.3 GiB of desktops)", () => {
   let tdb: TestDatabase;
   let root: string;
@@ -445,7 +415,7 @@ describe("SIGTERM to the service process (issue 10 failure 6: stopping the servi
     const deps = { db: tdb.db, clock: systemClock, logger: silentLogger, kek: Buffer.from(TEST_SECRETS_KEY, "hex") };
     const acct = await createAccount(deps, { name: "sigterm", tier: "enterprise", credits: 1000 });
     const service = () => {
-      const c = spawnDirect({
+      const c = spawnService({
         DATABASE_URL: tdb.url,
         SECRETS_KEY: TEST_SECRETS_KEY,
         DATA_DIR: path.join(root, "data"),

@@ -30,21 +30,11 @@ beforeAll(async () => {
 afterAll(async () => {
   for (const c of children) {
     if (c.child.exitCode !== null || c.child.signalCode !== null) continue;
-    for (const pid of childPids(c.child.pid!)) process.kill(pid, "SIGKILL");
     c.child.kill("SIGKILL");
   }
   await standin?.close();
   await tdb?.drop();
 });
-
-/** The pids of a process's children (processes the server started, killed with it at the end). */
-function childPids(pid: number): number[] {
-  try {
-    return fs.readFileSync(`/proc/${pid}/task/${pid}/children`, "utf8").trim().split(/\s+/).filter(Boolean).map(Number);
-  } catch {
-    return [];
-  }
-}
 
 /** kill -9 of the server process itself (and its launcher), with no chance to shut down. */
 async function kill9(c: ReturnType<typeof spawnService>): Promise<number> {

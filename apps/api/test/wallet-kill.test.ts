@@ -1,9 +1,3 @@
-// Issue 10 "Done when": a kill -9 of the API process with wallet holds in flight, then a start whose hold
-// sweeper settles them (docs/prediction.md "Wallet guarantees"). The managed engine is the OpenAI stand-in,
-// answering slowly, so every call is inside its engine call (its credits held) when the process dies.
-// Nothing was delivered for those holds, so the sweeper releases them; the balance returns to the ledger's
-// sum; a retry with a killed call's Idempotency-Key runs once and is charged once.
-import fs from "node:fs";
 import { createAccount } from "@cua/core/accounts/create-account";
 import { silentLogger, systemClock } from "@cua/core/deps";
 import { makePng } from "@cua/core/images/screenshot";
@@ -31,21 +25,11 @@ beforeAll(async () => {
 afterAll(async () => {
   for (const c of children) {
     if (c.child.exitCode !== null || c.child.signalCode !== null) continue;
-    for (const pid of childPids(c.child.pid!)) process.kill(pid, "SIGKILL");
     c.child.kill("SIGKILL");
   }
   await standin?.close();
   await tdb?.drop();
 });
-
-/** The pids of a process's children (processes the server started, killed with it at the end). */
-function childPids(pid: number): number[] {
-  try {
-    return fs.readFileSync(`/proc/${pid}/task/${pid}/children`, "utf8").trim().split(/\s+/).filter(Boolean).map(Number);
-  } catch {
-    return [];
-  }
-}
 
 function service() {
   const c = spawnService({
