@@ -11,7 +11,7 @@ import { chmod, mkdtemp, rm, writeFile } from "node:fs/promises";
 import http from "node:http";
 import os from "node:os";
 import path from "node:path";
-import { startTestInternet } from "../packages/core/src/machines/isolation/test-internet.ts";
+import { startTestInternet } from "@cua/machines/isolation/test-internet";
 import { startBenchService } from "./lib.ts";
 
 /** What the stand-in server saw for a task: form posts and GETs of its pages, in order. */

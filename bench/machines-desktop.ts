@@ -8,8 +8,8 @@ import { mkdtemp, rm } from "node:fs/promises";
 import http from "node:http";
 import os from "node:os";
 import path from "node:path";
-import { startTestInternet } from "../packages/core/src/machines/isolation/test-internet.ts";
-import { LocalDesktopProvider } from "../packages/core/src/machines/local-desktop-provider.ts";
+import { startTestInternet } from "@cua/machines/isolation/test-internet";
+import { LocalDesktopProvider } from "@cua/machines/local-desktop-provider";
 
 function arg(name: string, fallback: number): number {
   const i = process.argv.indexOf(`--${name}`);

@@ -5,8 +5,8 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import { MachineIsolation } from "../packages/core/src/machines/isolation/machine-isolation.ts";
-import { run, type UserIdentity } from "../packages/core/src/machines/process-utils.ts";
+import { MachineIsolation } from "@cua/machines/isolation/machine-isolation";
+import { run, type UserIdentity } from "@cua/machines/process-utils";
 
 function arg(name: string, fallback: number): number {
   const i = process.argv.indexOf(`--${name}`);

@@ -2,7 +2,7 @@
 // next to a bare Fastify handler that parses the same body, measured in the same run.
 //   npm run bench -- predict
 import { randomBytes } from "node:crypto";
-import { makePng } from "@cua/core/images/screenshot";
+import { makePng } from "@cua/base/images/screenshot";
 import { load, row, spawnAndWait, startBenchService } from "./lib.ts";
 
 /** A PNG of about `bytes` bytes: random pixels do not compress. */

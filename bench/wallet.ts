@@ -5,8 +5,8 @@
 //   lost credits = (credits that left the wallet) - (sum of X-Credits-Charged of the 200 answers)
 // which must be 0, with no hold left `reserved` and the balance equal to the ledger's sum.
 //   npm run bench -- wallet
-import { makePng } from "@cua/core/images/screenshot";
-import { openaiReplies, startOpenAIStandin } from "../packages/core/test/providers/standins/openai-standin.ts";
+import { makePng } from "@cua/base/images/screenshot";
+import { openaiReplies, startOpenAIStandin } from "../packages/engines/test/providers/standins/openai-standin.ts";
 import { startBenchService } from "./lib.ts";
 
 const MANAGED_KEY = "sk-bench-wallet-0123456789abcdef";

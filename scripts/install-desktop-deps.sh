@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs the Debian packages the local desktop machine provider needs
-# (packages/core/src/machines/local-desktop-provider.ts). Idempotent: checks each
+# (packages/machines/src/local-desktop-provider.ts). Idempotent: checks each
 # package first and installs only what is missing. Needs root (or sudo).
 #
 #   scripts/install-desktop-deps.sh          install what is missing

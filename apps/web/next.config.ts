@@ -5,7 +5,7 @@ import type { NextConfig } from "next";
 const config: NextConfig = {
   reactStrictMode: true,
   poweredByHeader: false,
-  transpilePackages: ["@cua/ui", "@cua/core"],
+  transpilePackages: ["@cua/ui", "@cua/core", "@cua/base"],
 };
 
 export default config;

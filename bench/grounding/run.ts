@@ -13,14 +13,9 @@
 // the following descriptions on the same image reuse the cached OCR and are timed separately.
 import { writeFileSync } from "node:fs";
 import { loadavg } from "node:os";
+import { groundElement } from "@cua/engines/local/ground";
+import { clearLocalOcrCache, configureLocalOcr, localOcrConfig, warmUpLocalOcr } from "@cua/engines/local/ocr";
 import { chromium } from "playwright-core";
-import { groundElement } from "../../packages/core/src/engines/local/ground.ts";
-import {
-  clearLocalOcrCache,
-  configureLocalOcr,
-  localOcrConfig,
-  warmUpLocalOcr,
-} from "../../packages/core/src/engines/local/ocr.ts";
 import { type BenchCase, type Category, generatePage, TEXT_CATEGORIES } from "./pages.ts";
 
 interface Args {

@@ -1,14 +1,14 @@
 // Assembles the engine port from the configuration (DECISIONS.md "Engines"): the sandbox for test keys,
 // the managed engine (a configured upstream, else the built-in local engine), and BYOK provider engines.
 
-import { createLocalEngine } from "@cua/core/engines/local/local-engine";
-import { createAnthropicEngine } from "@cua/core/engines/providers/anthropic-engine";
-import { createOpenAICompatibleEngine } from "@cua/core/engines/providers/openai-compatible-engine";
-import { createOpenAIEngine } from "@cua/core/engines/providers/openai-engine";
-import { createSandboxEngine } from "@cua/core/engines/sandbox";
-import type { Engine } from "@cua/core/engines/types";
 import type { EnginePort } from "@cua/core/predict/engine-port";
-import { MANAGED_MODEL_ID } from "@cua/core/pricing/pricing";
+import { createLocalEngine } from "@cua/engines/local/local-engine";
+import { MANAGED_MODEL_ID } from "@cua/engines/models";
+import { createAnthropicEngine } from "@cua/engines/providers/anthropic-engine";
+import { createOpenAICompatibleEngine } from "@cua/engines/providers/openai-compatible-engine";
+import { createOpenAIEngine } from "@cua/engines/providers/openai-engine";
+import { createSandboxEngine } from "@cua/engines/sandbox";
+import type { Engine } from "@cua/engines/types";
 import type { Env } from "./env.ts";
 
 export function createEnginePort(env: Env): EnginePort {

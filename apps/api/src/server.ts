@@ -1,7 +1,7 @@
 // The one HTTP server: /v1 REST facade (trpc-to-openapi), /trpc for the console, OpenAPI and docs.
 // Transport only: every rule lives in core; errors are rendered from core's one table.
-import { CoreError } from "@cua/core/errors";
-import { newRequestId } from "@cua/core/ids";
+import { CoreError } from "@cua/base/errors";
+import { newRequestId } from "@cua/base/ids";
 import fastifyCompress from "@fastify/compress";
 import { TRPCError } from "@trpc/server";
 import { fastifyTRPCPlugin } from "@trpc/server/adapters/fastify";
@@ -181,7 +181,7 @@ export async function buildServer(deps: AppDeps): Promise<FastifyInstance> {
     );
   });
 
-  const locationOf = whereOf; // body.x, query.x, path.id (packages/core/src/validation.ts)
+  const locationOf = whereOf; // body.x, query.x, path.id (packages/base/src/validation.ts)
   const responseMeta = ({ ctx, errors }: { ctx?: Ctx; errors: readonly unknown[] }) => {
     if (!ctx) return {};
     const first = errors[0] as { cause?: unknown } | undefined;

@@ -2,7 +2,7 @@
 // knows only the shapes of DECISIONS.md "Compatibility amendments (2026-11-25)") runs a predict loop, grounding,
 // sessions, a run with a human pause and resume read over SSE until `done`, a signed callback received by
 // top-level `run_id`, and a machine lifecycle with batch actions and file writes, against the real server.
-import { makePng } from "@cua/core/images/screenshot";
+import { makePng } from "@cua/base/images/screenshot";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ServiceClient, ServiceError } from "./compat-client/client.ts";
 import { startReceiver } from "./compat-client/receiver.ts";

@@ -3,7 +3,7 @@
 // header, request_id in success bodies, list limits, prompt budget details, runs' create fields
 // (deadline_seconds, awaiting_human_timeout_seconds, metadata, model, llm) and `error` frames, session
 // fields, GET /v1/billing/active, health fields, and the OpenAPI document carrying all of it.
-import { makePng } from "@cua/core/images/screenshot";
+import { makePng } from "@cua/base/images/screenshot";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { call, envelope, startTestServer, type TestServer } from "./helpers.ts";
 import { createRun, liveMockMachine, testMachine, waitFor, waitRun } from "./runs-helpers.ts";

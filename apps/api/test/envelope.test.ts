@@ -63,7 +63,7 @@ describe("error envelope on transport failures", () => {
   it("unknown body fields are 422 VALIDATION_ERROR with the field path", async () => {
     const r = await call(s.url, "POST", "/v1/keys", { key, body: { name: "x", colour: "red" } });
     const e = envelope(r, 422, "VALIDATION_ERROR");
-    // one path spelling (packages/core/src/validation.ts): the unknown field's own path
+    // one path spelling (packages/base/src/validation.ts): the unknown field's own path
     expect(e.details).toEqual([{ path: "body.colour", message: "unknown field" }]);
   });
 
@@ -103,7 +103,7 @@ describe("headers on every response", () => {
   });
 
   it("the error page lists the one table: every envelope code and every code inside an answer (issue 11)", async () => {
-    const { ERROR_CODES, OUTCOME_CODES } = await import("@cua/core/errors");
+    const { ERROR_CODES, OUTCOME_CODES } = await import("@cua/base/errors");
     const page = await call(s.url, "GET", "/docs/errors");
     for (const code of [...Object.keys(ERROR_CODES), ...Object.keys(OUTCOME_CODES)])
       expect(page.text).toContain(`id="${code}"`);

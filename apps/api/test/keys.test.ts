@@ -1,6 +1,6 @@
 // SPEC.md "Idempotency, keys, provider keys, health" (keys rows) and DECISIONS.md "Accounts, keys, wallet".
 
-import { MANAGED_DESKTOP } from "@cua/core/machines/desktop-apps";
+import { MANAGED_DESKTOP } from "@cua/machines/desktop-apps";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { KEY_EVENTS_APPLICATION } from "../src/http/key-events.ts";

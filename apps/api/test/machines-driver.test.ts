@@ -10,7 +10,7 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import os from "node:os";
 import path from "node:path";
-import { decodePng } from "@cua/core/machines/png";
+import { decodePng } from "@cua/machines/png";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { call, envelope, REPO_ROOT, startTestServer, type TestServer } from "./helpers.ts";
 

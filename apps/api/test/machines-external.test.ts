@@ -3,7 +3,7 @@
 // fencing, frame preconditions, one outstanding command (MACHINE_BUSY), observation sequences and
 // digests, encrypted frames purged after 900 s, rate limits, and DELETE revoking everything.
 import { createHash } from "node:crypto";
-import { encodePng, Raster } from "@cua/core/machines/png";
+import { encodePng, Raster } from "@cua/machines/png";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { call, envelope, type Res, startTestServer, type TestServer } from "./helpers.ts";
 

@@ -9,10 +9,10 @@ import { chmod, mkdir, mkdtemp, rm, stat, writeFile } from "node:fs/promises";
 import http from "node:http";
 import os from "node:os";
 import path from "node:path";
-import { removeDevtoolsGuard } from "@cua/core/machines/devtools-guard";
-import { netnsNameOf } from "@cua/core/machines/isolation/network";
-import { startTestInternet, type TestInternet } from "@cua/core/machines/isolation/test-internet";
-import { DEFAULT_PORT_BASES } from "@cua/core/machines/local-desktop-provider";
+import { removeDevtoolsGuard } from "@cua/machines/devtools-guard";
+import { netnsNameOf } from "@cua/machines/isolation/network";
+import { startTestInternet, type TestInternet } from "@cua/machines/isolation/test-internet";
+import { DEFAULT_PORT_BASES } from "@cua/machines/local-desktop-provider";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { call, REPO_ROOT, startTestServer, type TestServer } from "./helpers.ts";
 

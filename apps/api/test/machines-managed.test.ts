@@ -9,12 +9,12 @@ import { mkdtemp, rm } from "node:fs/promises";
 import http from "node:http";
 import os from "node:os";
 import path from "node:path";
-import { removeDevtoolsGuard } from "@cua/core/machines/devtools-guard";
-import { startTestInternet, type TestInternet } from "@cua/core/machines/isolation/test-internet";
-import { DEFAULT_PORT_BASES } from "@cua/core/machines/local-desktop-provider";
-import { decodePng } from "@cua/core/machines/png";
-import { processesOfUid, signalPid } from "@cua/core/machines/process-utils";
 import { ledgerSum, release, reserve, topUp } from "@cua/core/wallet/wallet";
+import { removeDevtoolsGuard } from "@cua/machines/devtools-guard";
+import { startTestInternet, type TestInternet } from "@cua/machines/isolation/test-internet";
+import { DEFAULT_PORT_BASES } from "@cua/machines/local-desktop-provider";
+import { decodePng } from "@cua/machines/png";
+import { processesOfUid, signalPid } from "@cua/machines/process-utils";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { call, envelope, startTestServer, type TestServer } from "./helpers.ts";
 

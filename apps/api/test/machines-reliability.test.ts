@@ -16,13 +16,13 @@ import os from "node:os";
 import path from "node:path";
 import { createAccount } from "@cua/core/accounts/create-account";
 import { silentLogger, systemClock } from "@cua/core/deps";
-import { REQUIREMENTS, resolveBinary } from "@cua/core/machines/desktop-requirements";
-import { removeDevtoolsGuard } from "@cua/core/machines/devtools-guard";
-import { DEFAULT_PORT_BASES, LocalDesktopProvider } from "@cua/core/machines/local-desktop-provider";
-import { processesOfUid, reapUid } from "@cua/core/machines/process-utils";
-import type { MachineHandle } from "@cua/core/machines/provider";
 import { leaseOwner } from "@cua/core/machines-service/machine-ops";
 import { createTestDatabase, type TestDatabase } from "@cua/db/testing";
+import { REQUIREMENTS, resolveBinary } from "@cua/machines/desktop-requirements";
+import { removeDevtoolsGuard } from "@cua/machines/devtools-guard";
+import { DEFAULT_PORT_BASES, LocalDesktopProvider } from "@cua/machines/local-desktop-provider";
+import { processesOfUid, reapUid } from "@cua/machines/process-utils";
+import type { MachineHandle } from "@cua/machines/provider";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   call,

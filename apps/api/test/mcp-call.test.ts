@@ -1,7 +1,7 @@
 // Issue 11 "MCP server", the call path's pure parts (apps/api/src/mcp/call.ts): how a tool's arguments become
 // its REST request, and how a REST answer becomes the tool result (DECISIONS "Compatibility amendments",
 // bullet "MCP server": structured content and JSON text, screenshots as image content, errors as isError).
-import { makePng } from "@cua/core/images/screenshot";
+import { makePng } from "@cua/base/images/screenshot";
 import { operationById } from "@cua/core/operations/registry";
 import { describe, expect, it } from "vitest";
 import { type RestAnswer, restRequestOf, toolResultOf } from "../src/mcp/call.ts";

@@ -3,7 +3,7 @@
 // Streamable HTTP at /mcp, and stdio by spawning the repository's command (`npm run -s mcp`) configured with
 // SVC_API_KEY and SVC_BASE_URL. Each tool answers what its REST operation answers: structured content and
 // JSON text, screenshots as image content, errors as isError results carrying the SPEC envelope.
-import { makePng } from "@cua/core/images/screenshot";
+import { makePng } from "@cua/base/images/screenshot";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";

@@ -1,7 +1,7 @@
 // Issue 2 "HTTP": OpenAPI 3.1 (info.version 1.0.0) at /openapi.json and /.well-known/openapi.json,
 // complete (every path, every error status, 201/202 where returned, security schemes), guarded by a
 // snapshot; a rendered reference at /docs (SPEC.md "Versioning" 3).
-import { ERROR_CODES } from "@cua/core/errors";
+import { ERROR_CODES } from "@cua/base/errors";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildOpenApiDocument } from "../src/http/openapi.ts";
 import { appRouter } from "../src/trpc/router.ts";

@@ -5,7 +5,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { call, REPO_ROOT, startTestServer, type TestServer } from "./helpers.ts";
 
-const FIX = path.join(REPO_ROOT, "packages/core/test/local-engine/fixtures");
+const FIX = path.join(REPO_ROOT, "packages/engines/test/local-engine/fixtures");
 const login = fs.readFileSync(path.join(FIX, "login.png")).toString("base64");
 const boxes = JSON.parse(fs.readFileSync(path.join(FIX, "login.boxes.json"), "utf8")).boxes as Record<
   string,

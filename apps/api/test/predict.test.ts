@@ -2,14 +2,14 @@
 // and grounding", "Limits", "Errors"; DECISIONS.md "Prediction", "Engines", "Precise answers").
 // Test keys use the deterministic sandbox; live keys use a managed OpenAI upstream played by the
 // stand-in server (the official SDK speaks to it), so billing, refunds and BYOK are observable.
-import { makePng, toDataUri } from "@cua/core/images/screenshot";
+import { makePng, toDataUri } from "@cua/base/images/screenshot";
 import { ledgerSum } from "@cua/core/wallet/wallet";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import {
   type OpenAIStandin,
   openaiReplies,
   startOpenAIStandin,
-} from "../../../packages/core/test/providers/standins/openai-standin.ts";
+} from "../../../packages/engines/test/providers/standins/openai-standin.ts";
 import { call, envelope, startTestServer, type TestServer } from "./helpers.ts";
 
 const MANAGED_KEY = "sk-managed-upstream-0123456789";

@@ -3,7 +3,7 @@
 // without a credential, 403 naming the definition's scope), the OpenAPI entry (path, method, scope, request
 // and response fields equal to the definition's schemas, every error code it lists), the console procedure
 // (401 without a session) and the MCP tool (DECISIONS "Compatibility amendments", bullet "MCP server").
-import { ERROR_CODES, type ErrorCode } from "@cua/core/errors";
+import { ERROR_CODES, type ErrorCode } from "@cua/base/errors";
 import { insertKey } from "@cua/core/keys/create-key";
 import { type AnyOperation, pathParams, servedByRouter } from "@cua/core/operations/define";
 import { operations } from "@cua/core/operations/registry";

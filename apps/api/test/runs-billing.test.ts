@@ -9,7 +9,7 @@ import {
   type OpenAIStandin,
   openaiReplies,
   startOpenAIStandin,
-} from "../../../packages/core/test/providers/standins/openai-standin.ts";
+} from "../../../packages/engines/test/providers/standins/openai-standin.ts";
 import { call, envelope, startTestServer, type TestServer } from "./helpers.ts";
 import { createRun, liveMockMachine, readSse, sleep, waitFor, waitRun } from "./runs-helpers.ts";
 

@@ -3,7 +3,7 @@
 import { createHmac, timingSafeEqual } from "node:crypto";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
-import { MockMachineProvider } from "@cua/core/machines/mock-provider";
+import { MockMachineProvider } from "@cua/machines/mock-provider";
 import { call, type Res, type TestServer } from "./helpers.ts";
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

@@ -3,14 +3,14 @@
 // neither the provider key, nor the run's webhook secret, nor the API key.
 import { createAccount } from "@cua/core/accounts/create-account";
 import { silentLogger, systemClock } from "@cua/core/deps";
-import { MockMachineProvider } from "@cua/core/machines/mock-provider";
 import { createTestDatabase, type TestDatabase } from "@cua/db/testing";
+import { MockMachineProvider } from "@cua/machines/mock-provider";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import {
   type OpenAIStandin,
   openaiReplies,
   startOpenAIStandin,
-} from "../../../packages/core/test/providers/standins/openai-standin.ts";
+} from "../../../packages/engines/test/providers/standins/openai-standin.ts";
 import { call, spawnService, stopChild, TEST_SECRETS_KEY } from "./helpers.ts";
 import { callbackReceiver, waitFor } from "./runs-helpers.ts";
 

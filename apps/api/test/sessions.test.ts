@@ -1,7 +1,7 @@
 // Sessions (SPEC.md "Session" resource and state table, POST/GET/DELETE /v1/sessions...; DECISIONS.md
 // "Prediction": session info shape, reset/delete bodies, compaction at 20, SESSION_LIMIT_REACHED; as amended by
 // "Compatibility amendments (2026-11-25)": list shape, status "ok", screen_size, max_trajectory_length).
-import { makePng } from "@cua/core/images/screenshot";
+import { makePng } from "@cua/base/images/screenshot";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { call, envelope, startTestServer, type TestServer } from "./helpers.ts";
 

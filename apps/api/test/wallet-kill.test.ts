@@ -1,6 +1,6 @@
+import { makePng } from "@cua/base/images/screenshot";
 import { createAccount } from "@cua/core/accounts/create-account";
 import { silentLogger, systemClock } from "@cua/core/deps";
-import { makePng } from "@cua/core/images/screenshot";
 import { ledgerSum } from "@cua/core/wallet/wallet";
 import { createTestDatabase, type TestDatabase } from "@cua/db/testing";
 import { afterAll, beforeAll, expect, it } from "vitest";
@@ -8,7 +8,7 @@ import {
   type OpenAIStandin,
   openaiReplies,
   startOpenAIStandin,
-} from "../../../packages/core/test/providers/standins/openai-standin.ts";
+} from "../../../packages/engines/test/providers/standins/openai-standin.ts";
 import { call, spawnService, stopChild, TEST_SECRETS_KEY } from "./helpers.ts";
 import { waitFor } from "./runs-helpers.ts";
 

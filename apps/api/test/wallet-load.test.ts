@@ -7,7 +7,7 @@
 // overload certain rather than likely: the server's own pool held by other work while calls arrive (503
 // DB_UNAVAILABLE, nothing held) and while calls wait for their engine (their captures cannot reach the
 // database: 503 BILLING_UNAVAILABLE, holds left to the sweeper, which releases them).
-import { makePng } from "@cua/core/images/screenshot";
+import { makePng } from "@cua/base/images/screenshot";
 import { sweepStaleHolds } from "@cua/core/wallet/holds";
 import { ledgerSum } from "@cua/core/wallet/wallet";
 import { afterAll, beforeAll, expect, it } from "vitest";
@@ -15,7 +15,7 @@ import {
   type OpenAIStandin,
   openaiReplies,
   startOpenAIStandin,
-} from "../../../packages/core/test/providers/standins/openai-standin.ts";
+} from "../../../packages/engines/test/providers/standins/openai-standin.ts";
 import { call, envelope, type Res, startTestServer, type TestServer } from "./helpers.ts";
 
 const MANAGED_KEY = "sk-managed-upstream-0123456789";

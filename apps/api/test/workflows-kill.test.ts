@@ -7,9 +7,9 @@
 import fs from "node:fs";
 import { createAccount } from "@cua/core/accounts/create-account";
 import { silentLogger, systemClock } from "@cua/core/deps";
-import { MockMachineProvider } from "@cua/core/machines/mock-provider";
 import { ledgerSum } from "@cua/core/wallet/wallet";
 import { createTestDatabase, type TestDatabase } from "@cua/db/testing";
+import { MockMachineProvider } from "@cua/machines/mock-provider";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { call, spawnService, stopChild, TEST_SECRETS_KEY } from "./helpers.ts";
 import { waitFor } from "./runs-helpers.ts";

@@ -7,18 +7,18 @@ import { existsSync, mkdirSync } from "node:fs";
 import { readFile, unlink } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import { CoreError } from "@cua/core/errors";
-import { ChromiumBrowser } from "@cua/core/machines/browser-controller";
-import type { CommandBackend, InputAction } from "@cua/core/machines/commands";
-import { runFileOp } from "@cua/core/machines/file-ops";
-import { LocalHomeFs } from "@cua/core/machines/local-fs";
-import { pngSize } from "@cua/core/machines/png";
-import type { UserIdentity } from "@cua/core/machines/process-utils";
-import { run, signalGroup, spawnDaemon, userEnv, waitFor } from "@cua/core/machines/process-utils";
-import type { Screenshot } from "@cua/core/machines/provider";
-import { MachineOpError } from "@cua/core/machines/provider";
-import { TerminalSessions } from "@cua/core/machines/terminal-sessions";
-import { XdotoolSession, xdotoolArgs } from "@cua/core/machines/xdotool-session";
+import { CoreError } from "@cua/base/errors";
+import { ChromiumBrowser } from "@cua/machines/browser-controller";
+import type { CommandBackend, InputAction } from "@cua/machines/commands";
+import { runFileOp } from "@cua/machines/file-ops";
+import { LocalHomeFs } from "@cua/machines/local-fs";
+import { pngSize } from "@cua/machines/png";
+import type { UserIdentity } from "@cua/machines/process-utils";
+import { run, signalGroup, spawnDaemon, userEnv, waitFor } from "@cua/machines/process-utils";
+import type { Screenshot } from "@cua/machines/provider";
+import { MachineOpError } from "@cua/machines/provider";
+import { TerminalSessions } from "@cua/machines/terminal-sessions";
+import { XdotoolSession, xdotoolArgs } from "@cua/machines/xdotool-session";
 
 export interface DisplayOptions {
   /** X display, e.g. ":0" */

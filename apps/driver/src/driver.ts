@@ -5,7 +5,7 @@
 //            deadline, fencing token and frame precondition, execute, store the result durably, post it;
 //            persist next_cursor once every command of the page is processed (at-least-once delivery)
 //   revoked  a 401 INVALID_DEVICE_TOKEN stops the driver (the owner deleted the machine)
-import { CoreError } from "@cua/core/errors";
+import { CoreError } from "@cua/base/errors";
 import {
   MAX_TIMEOUT_MS,
   MIN_TIMEOUT_MS,
@@ -13,8 +13,8 @@ import {
   parseCommand,
   parseFileOp,
   runCommand,
-} from "@cua/core/machines/commands";
-import type { OpResult } from "@cua/core/machines/provider";
+} from "@cua/machines/commands";
+import type { OpResult } from "@cua/machines/provider";
 import { ApiError, type DriverClient, type WireCommand } from "./client.ts";
 import type { DisplayBackend } from "./display-backend.ts";
 import { type DriverState, rememberResult, type StoredResult, saveState } from "./state.ts";

@@ -1,7 +1,8 @@
 // Core dependencies over a fresh PostgreSQL database for one test file (the database is real; the
 // clock is the wall clock; the logger collects error messages so a test can assert on them).
-import type { CoreDeps } from "@cua/core/deps";
+
 import { createTestDatabase, type TestDatabase } from "@cua/db/testing";
+import type { CoreDeps } from "../src/deps.ts";
 
 export async function coreDepsOnTestDatabase(): Promise<{ tdb: TestDatabase; deps: CoreDeps; errors: string[] }> {
   const tdb = await createTestDatabase();

@@ -1,8 +1,9 @@
 // Issue 16: the key cache's bounds (docs/api.md "API keys"): entries live 60 s only while the revocation
 // listener is confirmed, 2 s otherwise; a lookup that overlapped a revocation never caches its row.
-import type { Principal } from "@cua/core/keys/authenticate-key";
-import { KeyCache } from "@cua/core/keys/key-cache";
+
 import { describe, expect, it } from "vitest";
+import type { Principal } from "../src/keys/authenticate-key.ts";
+import { KeyCache } from "../src/keys/key-cache.ts";
 
 const principal = (keyId: string, accountId = "acct-1"): Principal => ({
   keyId,

@@ -2,12 +2,13 @@
 // authenticated requests by endpoint for the caller's mode). The totals GET /v1/usage reads are kept in
 // the same transaction as the rows; nothing recorded is lost when the database refuses a write.
 // Real PostgreSQL (a fresh database for this file).
-import { createAccount } from "@cua/core/accounts/create-account";
-import type { CoreDeps } from "@cua/core/deps";
-import { addChargeTx, periodOf, type UsageEvent, UsageRecorder, usageSummary } from "@cua/core/usage/usage";
-import { capture, getBalance, refund, reserve } from "@cua/core/wallet/wallet";
+
 import type { TestDatabase } from "@cua/db/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createAccount } from "../src/accounts/create-account.ts";
+import type { CoreDeps } from "../src/deps.ts";
+import { addChargeTx, periodOf, type UsageEvent, UsageRecorder, usageSummary } from "../src/usage/usage.ts";
+import { capture, getBalance, refund, reserve } from "../src/wallet/wallet.ts";
 import { coreDepsOnTestDatabase } from "./db-deps.ts";
 
 let tdb: TestDatabase;

@@ -4,17 +4,17 @@
 // unconfirmed ... attempt returns BILLING_UNAVAILABLE"; "Operations with an unknown outcome are not
 // refunded blindly").
 import net from "node:net";
-import { createAccount } from "@cua/core/accounts/create-account";
-import type { CoreDeps } from "@cua/core/deps";
-import { ERROR_CODES, isCoreError } from "@cua/core/errors";
-import { idempotencyRefOf, withIdempotencyRef } from "@cua/core/idempotency/idempotency-scope";
-import { withCharge } from "@cua/core/predict/charge";
-import { sweepStaleHolds } from "@cua/core/wallet/holds";
-import { capture, getBalance, ledgerSum, listLedger, reserve } from "@cua/core/wallet/wallet";
+import { ERROR_CODES, isCoreError } from "@cua/base/errors";
 import { type DbHandle, openDb } from "@cua/db/client";
 import { TEST_PG_ADMIN_URL, type TestDatabase } from "@cua/db/testing";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createAccount } from "../src/accounts/create-account.ts";
+import type { CoreDeps } from "../src/deps.ts";
+import { idempotencyRefOf, withIdempotencyRef } from "../src/idempotency/idempotency-scope.ts";
+import { withCharge } from "../src/predict/charge.ts";
+import { sweepStaleHolds } from "../src/wallet/holds.ts";
+import { capture, getBalance, ledgerSum, listLedger, reserve } from "../src/wallet/wallet.ts";
 import { coreDepsOnTestDatabase } from "./db-deps.ts";
 
 /** A TCP proxy in front of PostgreSQL; cut() is the outage (every connection dies, new ones are refused). */
@@ -151,7 +151,7 @@ describe("withCharge when the capture fails", () => {
 
   it("an engine failure whose refund cannot reach the database is BILLING_UNAVAILABLE, and the hold is released later", async () => {
     const a = await account(100);
-    const { CoreError } = await import("@cua/core/errors");
+    const { CoreError } = await import("@cua/base/errors");
     const err = await charge(viaProxy, a, async () => {
       await proxy.cut();
       throw new CoreError("PREDICTION_FAILED");
@@ -256,7 +256,7 @@ describe('the sweeper and run-step holds (SPEC "Runs": charged after each step c
 
 describe("a free same-key retry that fails", () => {
   it("an engine failure refunds the earlier attempt's charge (nothing was ever delivered for the key)", async () => {
-    const { CoreError } = await import("@cua/core/errors");
+    const { CoreError } = await import("@cua/base/errors");
     const a = await account(100);
     const ref = idempotencyRefOf("key:k1", "retry-fails");
     const h = await reserve(deps, { accountId: a, amount: 5, endpoint: "POST /v1/predict", idempotencyRef: ref });

@@ -1,12 +1,13 @@
 // Issue 2 "Wallet": reserve before metered work, capture on success, refund on engine failure; the
 // balance never goes below zero and no credit is lost or double-charged under concurrency.
 // Real PostgreSQL (a fresh database for this file).
-import { createAccount } from "@cua/core/accounts/create-account";
-import type { CoreDeps } from "@cua/core/deps";
-import { beginIdempotent } from "@cua/core/idempotency/idempotency";
-import { capture, getBalance, ledgerSum, listLedger, refund, release, reserve, topUp } from "@cua/core/wallet/wallet";
+
 import type { TestDatabase } from "@cua/db/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createAccount } from "../src/accounts/create-account.ts";
+import type { CoreDeps } from "../src/deps.ts";
+import { beginIdempotent } from "../src/idempotency/idempotency.ts";
+import { capture, getBalance, ledgerSum, listLedger, refund, release, reserve, topUp } from "../src/wallet/wallet.ts";
 import { coreDepsOnTestDatabase } from "./db-deps.ts";
 
 let tdb: TestDatabase;

@@ -3,8 +3,8 @@
 import { randomBytes, timingSafeEqual } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
+import { CoreError } from "@cua/base/errors";
 import { createAccount, listAccounts } from "@cua/core/accounts/create-account";
-import { CoreError } from "@cua/core/errors";
 import { topUp } from "@cua/core/wallet/wallet";
 import type { FastifyInstance } from "fastify";
 import type { AppDeps } from "../app-deps.ts";

@@ -1,6 +1,6 @@
 // /docs: an API reference rendered on the server from the OpenAPI document (works offline, no CDN),
 // and /docs/errors: every error code with its status, type and retry rules (docs_url targets).
-import { ERROR_CODES, errorType, OUTCOME_CODES } from "@cua/core/errors";
+import { ERROR_CODES, errorType, OUTCOME_CODES } from "@cua/base/errors";
 import type { FastifyInstance } from "fastify";
 
 const esc = (s: unknown) =>

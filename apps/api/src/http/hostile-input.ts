@@ -12,8 +12,8 @@
 //   The same rule holds for query strings (a %00 there would reach a WHERE clause).
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Socket } from "node:net";
-import { CoreError, type ErrorCode } from "@cua/core/errors";
-import { newRequestId } from "@cua/core/ids";
+import { CoreError, type ErrorCode } from "@cua/base/errors";
+import { newRequestId } from "@cua/base/ids";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { AppDeps } from "../app-deps.ts";
 import { renderError } from "./render-error.ts";

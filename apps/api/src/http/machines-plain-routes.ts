@@ -2,7 +2,7 @@
 //   GET  /v1/machines/{id}/screenshot     JSON, or the raw PNG with `Accept: image/png` (the console's
 //                                         live view); runs the tRPC procedure (auth, scope, limits)
 //   the external-machine driver protocol  device-token routes with their own rate limits (SPEC "Limits"):
-//     (their OpenAPI entries come from the registry: packages/core/src/machines-service/driver-protocol.op.ts)
+//     (their OpenAPI entries come from the registry: packages/machines/src-service/driver-protocol.op.ts)
 //     GET  /v1/machines/{id}/commands     long poll
 //     POST /v1/machines/{id}/observations
 //     POST /v1/machines/{id}/commands/{command_id}/results
@@ -11,10 +11,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { CoreError } from "@cua/core/errors";
-import { zodToCoreError } from "@cua/core/machines/commands";
-import { LocalDesktopProvider } from "@cua/core/machines/local-desktop-provider";
-import { MockMachineProvider } from "@cua/core/machines/mock-provider";
+import { CoreError } from "@cua/base/errors";
 import { readDeviceToken } from "@cua/core/machines-service/device-token";
 import {
   authenticateDevice,
@@ -25,6 +22,9 @@ import {
 } from "@cua/core/machines-service/driver-protocol";
 import { MachinesRuntime } from "@cua/core/machines-service/runtime";
 import { HeartbeatBody, ObservationBody, ResultBody } from "@cua/core/machines-service/schemas";
+import { zodToCoreError } from "@cua/machines/commands";
+import { LocalDesktopProvider } from "@cua/machines/local-desktop-provider";
+import { MockMachineProvider } from "@cua/machines/mock-provider";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { z } from "zod";
 import type { AppDeps } from "../app-deps.ts";

@@ -1,7 +1,7 @@
 // OpenAPI entries of the registry's operations that are not plain JSON procedures (SSE streams, raw
 // images, the external driver's device-token routes): rendered from their definitions, with the same
 // error renderer as the generated ones (errorResponses/commonErrors in ./openapi.ts).
-import { type ErrorCode, OUTCOME_CODES } from "@cua/core/errors";
+import { type ErrorCode, OUTCOME_CODES } from "@cua/base/errors";
 import { type AnyOperation, pathParams, servedByRouter } from "@cua/core/operations/define";
 import { operations } from "@cua/core/operations/registry";
 import { z } from "zod";

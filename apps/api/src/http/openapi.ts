@@ -2,7 +2,7 @@
 // from the procedures' meta and core's error table (success statuses, every error status with the SPEC
 // envelope, security schemes, Idempotency-Key headers); the registry's operations served outside tRPC are
 // rendered from their definitions (./openapi-operations.ts).
-import { ERROR_CODES, type ErrorCode } from "@cua/core/errors";
+import { ERROR_CODES, type ErrorCode } from "@cua/base/errors";
 import { generateOpenApiDocument } from "trpc-to-openapi";
 import type { Meta } from "../trpc/init.ts";
 import { appRouter } from "../trpc/router.ts";

@@ -1,7 +1,7 @@
 // Renders any thrown value as the SPEC.md error envelope, from the one code table in core.
 
-import { CoreError, ERROR_CODES, type ErrorCode, errorType } from "@cua/core/errors";
-import { requestValidationError, type Where } from "@cua/core/validation";
+import { CoreError, ERROR_CODES, type ErrorCode, errorType } from "@cua/base/errors";
+import { requestValidationError, type Where } from "@cua/base/validation";
 import { isDbUnavailable } from "@cua/db/client";
 import { TRPCError } from "@trpc/server";
 

@@ -2,7 +2,7 @@
 // "Authentication" 6; definition: packages/core/src/schedules/triggers.op.ts, transport raw-body). The body
 // is kept as the exact bytes that were signed, whatever its content type; a JSON body is also inspected like
 // every JSON body (nesting, NUL, lone surrogates: 422) before it reaches a task.
-import { CoreError } from "@cua/core/errors";
+import { CoreError } from "@cua/base/errors";
 import { fireWebhook, WEBHOOK_MAX_BODY_BYTES } from "@cua/core/schedules/triggers";
 import { fireWebhookOp } from "@cua/core/schedules/triggers.op";
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";

@@ -6,9 +6,9 @@
 // text, every base64 image in it (a screenshot) as image content, and an error status as isError with the
 // envelope. A definition without a REST route (the public discovery operations) runs its handler here.
 import { randomBytes } from "node:crypto";
-import type { CoreError } from "@cua/core/errors";
+import type { CoreError } from "@cua/base/errors";
+import { detailsError, requestValidationError, type Where } from "@cua/base/validation";
 import { pathParams } from "@cua/core/operations/define";
-import { detailsError, requestValidationError, type Where } from "@cua/core/validation";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
 import { toCoreError } from "../http/render-error.ts";

@@ -8,7 +8,7 @@
 // envelope before any MCP message is read; without a key the session can list tools and prompts and call
 // the two public tools, and every other tool answers the REST route's 401 as an isError result. Each tool
 // call runs its REST route in process (app.inject) with the session's credential (./call.ts).
-import { CoreError } from "@cua/core/errors";
+import { CoreError } from "@cua/base/errors";
 import { authenticateKey } from "@cua/core/keys/authenticate-key";
 import type { OperationContext } from "@cua/core/operations/define";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";

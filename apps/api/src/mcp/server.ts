@@ -2,8 +2,8 @@
 // The SDK's high-level McpServer would validate arguments itself and answer its own error text; tools here
 // hand the arguments to the operation's REST route unchanged, so a bad argument gets the route's
 // VALIDATION_ERROR envelope with details, exactly as /v1 answers it.
-import type { CoreError } from "@cua/core/errors";
-import { isCoreError } from "@cua/core/errors";
+import type { CoreError } from "@cua/base/errors";
+import { isCoreError } from "@cua/base/errors";
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import {
   CallToolRequestSchema,

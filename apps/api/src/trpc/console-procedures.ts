@@ -6,8 +6,9 @@
 // - `consoleProcedure` also requires a session cookie (`svc_session`): HttpOnly, SameSite=Lax, Path=/,
 //   Secure when the request came over https (PUBLIC_BASE_URL https, X-Forwarded-Proto https or TLS).
 //   A session within 15 days of its expiry is extended and the cookie set again (sliding expiry).
+
+import { CoreError } from "@cua/base/errors";
 import { type IssuedSession, type Operator, validateSessionToken } from "@cua/core/console/session";
-import { CoreError } from "@cua/core/errors";
 import { type Ctx, header } from "./context.ts";
 import { t } from "./init.ts";
 

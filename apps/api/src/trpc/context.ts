@@ -1,5 +1,5 @@
+import type { Where } from "@cua/base/validation";
 import type { Principal } from "@cua/core/keys/authenticate-key";
-import type { Where } from "@cua/core/validation";
 import type { FastifyRequest } from "fastify";
 import type { AppDeps } from "../app-deps.ts";
 

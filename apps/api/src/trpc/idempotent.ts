@@ -1,7 +1,7 @@
 // Wraps a reserve-and-replay operation (SPEC.md "Idem." RR). Without an Idempotency-Key the operation
 // just runs. The response stored for replay is the body, the status and the billing headers.
 
-import { ERROR_CODES } from "@cua/core/errors";
+import { ERROR_CODES } from "@cua/base/errors";
 import { abandonIdempotent, beginIdempotent, completeIdempotent, fingerprint } from "@cua/core/idempotency/idempotency";
 import { idempotencyRefOf, withIdempotencyRef } from "@cua/core/idempotency/idempotency-scope";
 import type { Principal } from "@cua/core/keys/authenticate-key";

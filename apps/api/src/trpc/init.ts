@@ -1,4 +1,4 @@
-import type { ErrorCode } from "@cua/core/errors";
+import type { ErrorCode } from "@cua/base/errors";
 import type { Scope } from "@cua/core/keys/scopes";
 import type { AnyOperation } from "@cua/core/operations/define";
 import { initTRPC } from "@trpc/server";

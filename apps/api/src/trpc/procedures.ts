@@ -2,7 +2,7 @@
 // 401 credential -> 429 rate limit (every authenticated call counts) -> 403 scope -> 400 header
 // format (Idempotency-Key) -> then input validation (.input() runs after this middleware).
 
-import { CoreError } from "@cua/core/errors";
+import { CoreError } from "@cua/base/errors";
 import { checkIdempotencyKey } from "@cua/core/idempotency/idempotency";
 import { authenticateKey, type Principal } from "@cua/core/keys/authenticate-key";
 import { pathParams } from "@cua/core/operations/define";

@@ -1,10 +1,10 @@
 // An operator's account bootstrap: account, a live and a test key holding every scope, a console
 // user with a generated password, and an opening wallet top-up recorded in the ledger.
 
+import { validationError } from "@cua/base/errors";
+import { hex, newUuid } from "@cua/base/ids";
 import { generatePassword, hashPassword } from "../auth/password.ts";
 import type { CoreDeps } from "../deps.ts";
-import { validationError } from "../errors.ts";
-import { hex, newUuid } from "../ids.ts";
 import { insertKey } from "../keys/create-key.ts";
 import { ALL_SCOPES } from "../keys/scopes.ts";
 import { topUp } from "../wallet/wallet.ts";

@@ -3,8 +3,8 @@
 // one limit. An attempt counts when it starts (so parallel guesses cannot slip past the check) and is
 // given back when it succeeds: in effect only failures and attempts in flight use up the allowance.
 import { createHash } from "node:crypto";
+import { CoreError } from "@cua/base/errors";
 import type { CoreDeps } from "../deps.ts";
-import { CoreError } from "../errors.ts";
 
 export const ATTEMPT_WINDOW_MS = 15 * 60 * 1000;
 export const MAX_ATTEMPTS_PER_EMAIL = 10;

@@ -1,5 +1,5 @@
 // Email and password rules shared by sign-up and sign-in.
-import { validationError } from "../errors.ts";
+import { validationError } from "@cua/base/errors";
 
 export const MIN_PASSWORD_LENGTH = 8;
 export const MAX_PASSWORD_LENGTH = 256;

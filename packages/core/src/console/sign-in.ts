@@ -1,8 +1,9 @@
 // Console sign-in. Failures look and take the same whether the email is unknown or the password wrong:
 // an unknown email is verified against a dummy scrypt hash. Attempts are limited per email and per IP.
+
+import { CoreError, validationError } from "@cua/base/errors";
 import { hashPassword, verifyPassword } from "../auth/password.ts";
 import type { CoreDeps } from "../deps.ts";
-import { CoreError, validationError } from "../errors.ts";
 import { beginAttempt, emailBucket, ipBucket } from "./attempt-limit.ts";
 import { MAX_PASSWORD_LENGTH } from "./credentials.ts";
 import { createSession, type IssuedSession } from "./session.ts";

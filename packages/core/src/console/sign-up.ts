@@ -1,9 +1,10 @@
 // Console sign-up: a new account (tier free, 0 credits, no API keys), its console user with a scrypt
 // password hash, and a session. Limited per client IP like sign-in.
+
+import { CoreError, validationError } from "@cua/base/errors";
+import { newUuid } from "@cua/base/ids";
 import { hashPassword } from "../auth/password.ts";
 import type { CoreDeps } from "../deps.ts";
-import { CoreError, validationError } from "../errors.ts";
-import { newUuid } from "../ids.ts";
 import { beginAttempt, ipBucket } from "./attempt-limit.ts";
 import { checkNewPassword, normalizeEmail } from "./credentials.ts";
 import { createSession, type IssuedSession } from "./session.ts";

@@ -4,9 +4,9 @@
 // key and the same endpoint+body replay it; another body or endpoint is 422 IDEMPOTENCY_KEY_REUSED; a
 // request while the first is processing is 409 IDEMPOTENCY_IN_FLIGHT until the pending window lapses.
 import { createHash } from "node:crypto";
+import { CoreError } from "@cua/base/errors";
+import { hex } from "@cua/base/ids";
 import type { CoreDeps } from "../deps.ts";
-import { CoreError } from "../errors.ts";
-import { hex } from "../ids.ts";
 import { open, seal } from "../llm-keys/envelope.ts";
 
 // Stored responses can hold secrets shown once (a raw API key, a webhook secret): they are kept

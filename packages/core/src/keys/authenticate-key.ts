@@ -1,7 +1,8 @@
 // Resolves a raw API key to its principal. Lookup by SHA-256 hash (unique index), then a
 // constant-time comparison of the stored hash; revoked or expired keys are 401 INVALID_API_KEY.
+
+import { CoreError } from "@cua/base/errors";
 import type { CoreDeps } from "../deps.ts";
-import { CoreError } from "../errors.ts";
 import { constantTimeEqualHex, hashKey, parseRawKey } from "./api-key-format.ts";
 import type { KeyCache } from "./key-cache.ts";
 import type { KeyMode, Scope } from "./scopes.ts";

@@ -1,7 +1,7 @@
+import { CoreError, validationError } from "@cua/base/errors";
+import { hex } from "@cua/base/ids";
 import type { DbOrTx } from "@cua/db/client";
 import type { CoreDeps } from "../deps.ts";
-import { CoreError, validationError } from "../errors.ts";
-import { hex } from "../ids.ts";
 import { generateRawKey, hashKey, keyPrefix } from "./api-key-format.ts";
 import type { Principal } from "./authenticate-key.ts";
 import { type KeyRecord, toKeyRecord } from "./key-record.ts";

@@ -1,5 +1,5 @@
+import { CoreError } from "@cua/base/errors";
 import type { CoreDeps } from "../deps.ts";
-import { CoreError } from "../errors.ts";
 import { type ListBody, listBody, parseListLimit } from "../operations/list.ts";
 import type { Principal } from "./authenticate-key.ts";
 import { type KeyRecord, toKeyRecord } from "./key-record.ts";

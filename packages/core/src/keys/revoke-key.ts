@@ -1,5 +1,5 @@
+import { CoreError } from "@cua/base/errors";
 import type { CoreDeps } from "../deps.ts";
-import { CoreError } from "../errors.ts";
 import type { Principal } from "./authenticate-key.ts";
 import { KEY_EVENTS_CHANNEL, type KeyCache } from "./key-cache.ts";
 

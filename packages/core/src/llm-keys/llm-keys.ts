@@ -1,9 +1,9 @@
 // Stored provider keys (BYOK): SPEC.md "Idempotency, keys, provider keys, health" and DECISIONS.md.
 
 import { createHash } from "node:crypto";
+import { CoreError, validationError } from "@cua/base/errors";
+import { newUuid } from "@cua/base/ids";
 import type { CoreDeps } from "../deps.ts";
-import { CoreError, validationError } from "../errors.ts";
-import { newUuid } from "../ids.ts";
 import type { Principal } from "../keys/authenticate-key.ts";
 import { listBody } from "../operations/list.ts";
 import { open, seal } from "./envelope.ts";

@@ -8,7 +8,7 @@
 // Several API processes may tick at once: every step is a conditional update or runs under the
 // machine's row lock / op lease, so nothing is charged or terminated twice.
 import type { Machine } from "@cua/db/generated";
-import type { MachineHandle } from "../machines/provider.ts";
+import type { MachineHandle } from "@cua/machines/provider";
 import { purgeExpiredFrames } from "./frame-store.ts";
 import { asJson, setMachineStatus, withMachineOp } from "./machine-ops.ts";
 import { lockMachineRow, settleMeterTx } from "./meter-machines.ts";

@@ -2,7 +2,7 @@
 // compared in constant time. A token is valid for its one machine's driver routes and never as an
 // owner API key (API keys have their own prefix and table).
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
-import { CoreError } from "../errors.ts";
+import { CoreError } from "@cua/base/errors";
 
 const TOKEN_RE = /^dtk_[0-9a-f]{64}$/;
 

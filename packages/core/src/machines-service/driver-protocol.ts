@@ -4,9 +4,10 @@
 //   POST observations                       one frame; sequence = last_sequence + 1
 //   POST commands/{command_id}/results      terminal result; echoes fencing token and frame precondition
 //   POST heartbeat                          last_sequence, last_frame_id, fencing_token, server_time
+
+import { CoreError, validationError } from "@cua/base/errors";
 import type { Machine } from "@cua/db/generated";
 import type { z } from "zod";
-import { CoreError, validationError } from "../errors.ts";
 import { canonicalJson } from "../idempotency/idempotency.ts";
 import { hashDeviceToken, sameHash } from "./device-token.ts";
 import { PROTOCOL_VERSION } from "./enroll-external.ts";

@@ -3,10 +3,11 @@
 // deadline (504 UPSTREAM_TIMEOUT after it). At most one queued or delivered command per machine: a
 // second concurrent dispatch is 409 MACHINE_BUSY. The machine row is locked (SELECT ... FOR UPDATE)
 // while the outstanding check and the insert run, so two API processes cannot both win.
+
+import { CoreError, validationError } from "@cua/base/errors";
 import type { Machine, MachineCommand } from "@cua/db/generated";
-import { CoreError, validationError } from "../errors.ts";
-import { DEFAULT_TIMEOUT_MS } from "../machines/commands.ts";
-import type { CommandResult, OpResult } from "../machines/provider.ts";
+import { DEFAULT_TIMEOUT_MS } from "@cua/machines/commands";
+import type { CommandResult, OpResult } from "@cua/machines/provider";
 import { newCommandId } from "./ids.ts";
 import type { Capability } from "./record.ts";
 import { assertMachineStatus } from "./record.ts";

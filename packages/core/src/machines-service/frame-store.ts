@@ -1,6 +1,6 @@
 // Reading stored frames back (decrypted) for the owner's screenshot of an external machine.
-import { CoreError } from "../errors.ts";
-import type { Screenshot } from "../machines/provider.ts";
+import { CoreError } from "@cua/base/errors";
+import type { Screenshot } from "@cua/machines/provider";
 import { openFrame } from "./frames.ts";
 import type { MachinesDeps } from "./runtime.ts";
 

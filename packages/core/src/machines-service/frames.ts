@@ -3,7 +3,7 @@
 // SHA-256 of the normalised bytes (ancillary metadata stripped). Frames are AES-256-GCM encrypted at
 // rest with a key derived from the KEK, bound to the machine and frame id, and purged after 900 s.
 import { createCipheriv, createDecipheriv, createHash, hkdfSync, randomBytes } from "node:crypto";
-import { CoreError, validationError } from "../errors.ts";
+import { CoreError, validationError } from "@cua/base/errors";
 
 export const FRAME_RETENTION_SECONDS = 900;
 export const MAX_FRAME_B64_CHARS = 10_485_760;

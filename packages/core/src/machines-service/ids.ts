@@ -1,7 +1,7 @@
 // Machine ids (SPEC.md "Resources": a UUID in live mode, mch_test_<hex> in test mode). A well-formed id
 // of the other mode is simply unknown (404), never a match: test ids never name live machines.
 import { randomBytes, randomUUID } from "node:crypto";
-import { CoreError } from "../errors.ts";
+import { CoreError } from "@cua/base/errors";
 import type { KeyMode } from "../keys/scopes.ts";
 
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;

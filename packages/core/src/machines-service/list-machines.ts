@@ -1,8 +1,9 @@
 // GET /v1/machines (limit 1..200, default 50; opaque cursor; optional status filter) and
 // GET /v1/machines/{id}. Only the caller's account and mode; terminated machines are listed only when
 // asked for with status=terminated.
+
+import { CoreError } from "@cua/base/errors";
 import type { Prisma } from "@cua/db/generated";
-import { CoreError } from "../errors.ts";
 import { invalidStatusFilter, type ListBody, listBody, parseListLimit } from "../operations/list.ts";
 import type { MachinePrincipal, MachineRecord } from "./record.ts";
 import { loadMachine, MACHINE_STATUSES, toMachineRecord } from "./record.ts";

@@ -5,10 +5,11 @@
 //   400 INVALID_MACHINE_ID  malformed id
 //   404 MACHINE_NOT_FOUND   unknown id, another account's machine, or an id of the other mode
 //   409 INVALID_STATE       the machine is not running (current_state, allowed_from: ["running"])
+
+import { CoreError } from "@cua/base/errors";
 import type { Machine } from "@cua/db/generated";
-import { CoreError } from "../errors.ts";
-import { checkOnScreen, parseCommand, parseTimeout } from "../machines/commands.ts";
-import type { CommandResult, MachineHandle, MachineProvider } from "../machines/provider.ts";
+import { checkOnScreen, parseCommand, parseTimeout } from "@cua/machines/commands";
+import type { CommandResult, MachineHandle, MachineProvider } from "@cua/machines/provider";
 import { dispatchExternal, outcomeToCommand } from "./external-dispatch.ts";
 import { readFrame } from "./frame-store.ts";
 import { withManagedReconcile } from "./reconcile-machine.ts";
@@ -17,7 +18,7 @@ import { assertMachineStatus, loadMachine } from "./record.ts";
 import type { MachinesDeps } from "./runtime.ts";
 import { EXTERNAL_PROVIDER } from "./runtime.ts";
 
-export type { CommandResult } from "../machines/provider.ts";
+export type { CommandResult } from "@cua/machines/provider";
 
 export interface RunnableMachine {
   id: string;

@@ -2,9 +2,10 @@
 // checked by the caller per command (see requiredScopes*); this file validates (422 / 400 UNKNOWN_*),
 // resolves the machine (404), checks its state (409) and dispatches to the provider (managed, mock) or
 // to the external machine's driver. Operation failures come back as success: false, never as errors.
+
+import { CoreError } from "@cua/base/errors";
 import type { Machine } from "@cua/db/generated";
-import { CoreError } from "../errors.ts";
-import type { MachineScope } from "../machines/commands.ts";
+import type { MachineScope } from "@cua/machines/commands";
 import {
   BROWSER_OP_SCOPE,
   batchScopes,
@@ -21,8 +22,8 @@ import {
   parseTimeout,
   runBatch,
   TERMINAL_SCOPE,
-} from "../machines/commands.ts";
-import type { BatchResult, CommandResult, OpResult } from "../machines/provider.ts";
+} from "@cua/machines/commands";
+import type { BatchResult, CommandResult, OpResult } from "@cua/machines/provider";
 import { dispatchExternal, outcomeToCommand, outcomeToOp } from "./external-dispatch.ts";
 import { readFrame } from "./frame-store.ts";
 import { parseMachineId } from "./ids.ts";

@@ -1,8 +1,8 @@
 // GET /v1/machines/{id}/connection (connection:read; Cache-Control: no-store): VNC password and port, a
 // noVNC websocket URL, and SSH details where the provider offers them (the local desktop provider does
 // not: those fields are null). External machines: 409 INVALID_STATE, no credentials are issued.
-import { CoreError } from "../errors.ts";
-import type { ConnectionInfo } from "../machines/provider.ts";
+import { CoreError } from "@cua/base/errors";
+import type { ConnectionInfo } from "@cua/machines/provider";
 import { syncHandle } from "./machine-access.ts";
 import { withManagedReconcile } from "./reconcile-machine.ts";
 import type { MachinePrincipal } from "./record.ts";

@@ -3,8 +3,9 @@
 // suspended for billing starts again once the wallet holds credits (402 otherwise).
 // External (DECISIONS.md "External machines"): logical dispatch gates. Each bumps the fencing token
 // and cancels pending commands; none powers the host.
+
+import { CoreError } from "@cua/base/errors";
 import type { Machine } from "@cua/db/generated";
-import { CoreError } from "../errors.ts";
 import { OUTSTANDING } from "./external-dispatch.ts";
 import { bindManaged } from "./machine-access.ts";
 import { asJson, setMachineStatus, withMachineOp } from "./machine-ops.ts";

@@ -5,9 +5,9 @@
 // taken over at once (issue 10: a DELETE after a crash waited 101 s for such a lease).
 import { readFileSync } from "node:fs";
 import os from "node:os";
+import { CoreError } from "@cua/base/errors";
 import type { Machine, Prisma } from "@cua/db/generated";
-import { CoreError } from "../errors.ts";
-import { procInfo } from "../machines/process-utils.ts";
+import { procInfo } from "@cua/machines/process-utils";
 import { settleMeter } from "./meter-machines.ts";
 import type { MachinesDeps } from "./runtime.ts";
 

@@ -1,5 +1,5 @@
 // Error codes the /machines/{id}/... operations share (for their definitions' `errors`).
-import type { ErrorCode } from "../errors.ts";
+import type { ErrorCode } from "@cua/base/errors";
 
 /** Every /machines/{id}/... operation. */
 export const ID_ERRORS: ErrorCode[] = ["INVALID_MACHINE_ID", "MACHINE_NOT_FOUND"];

@@ -2,9 +2,10 @@
 // credits (not a fee), a row in status provisioning, 202; the desktop is created in the background and
 // the row moves to running (or error with status_reason provision_failed). Test keys: a mock machine,
 // running at once, 201, at most 5 per account (429 TEST_MACHINE_LIMIT).
+
+import { CoreError } from "@cua/base/errors";
 import type { Machine } from "@cua/db/generated";
-import { CoreError } from "../errors.ts";
-import type { MachineHandle } from "../machines/provider.ts";
+import type { MachineHandle } from "@cua/machines/provider";
 import { newMachineId } from "./ids.ts";
 import { asJson } from "./machine-ops.ts";
 import { MACHINE_PRICING } from "./pricing.ts";

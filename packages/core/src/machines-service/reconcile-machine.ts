@@ -7,9 +7,10 @@
 //     cannot start -> status error, status_reason start_failed, status_message says why
 //   stored stopped / suspended -> stray processes reaped, a running desktop stopped
 //   user or home gone -> status error, status_reason lost
+
+import { CoreError } from "@cua/base/errors";
 import type { Machine } from "@cua/db/generated";
-import { CoreError } from "../errors.ts";
-import type { CommandResult, MachineHandle, MachineProvider, OpResult } from "../machines/provider.ts";
+import type { CommandResult, MachineHandle, MachineProvider, OpResult } from "@cua/machines/provider";
 import { bindManaged } from "./machine-access.ts";
 import { asJson, holderGone, setMachineStatus, withMachineOp } from "./machine-ops.ts";
 import type { MachinesDeps } from "./runtime.ts";

@@ -1,8 +1,8 @@
 // The public machine record (DECISIONS.md "Machines") and the row -> record mapping.
 
+import { CoreError } from "@cua/base/errors";
 import type { Machine } from "@cua/db/generated";
 import { z } from "zod";
-import { CoreError } from "../errors.ts";
 import type { KeyMode } from "../keys/scopes.ts";
 import { parseMachineId } from "./ids.ts";
 import type { MachineDeps0 } from "./types.ts";

@@ -3,8 +3,8 @@
 // One instance per API process; passed in as `deps.machines` (no container).
 
 import { EventEmitter } from "node:events";
+import type { MachineProvider } from "@cua/machines/provider";
 import type { CoreDeps } from "../deps.ts";
-import type { MachineProvider } from "../machines/provider.ts";
 
 export const EXTERNAL_PROVIDER = "external";
 

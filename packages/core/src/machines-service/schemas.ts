@@ -1,7 +1,7 @@
 // Request and response schemas of the machine endpoints (the routers' OpenAPI comes from these).
 
+import { MAX_BATCH_STEPS, TimeoutMs } from "@cua/machines/commands";
 import { z } from "zod";
-import { MAX_BATCH_STEPS, TimeoutMs } from "../machines/commands.ts";
 import { listOf } from "../operations/list.ts";
 import { CAPABILITIES, MachineRecord } from "./record.ts";
 

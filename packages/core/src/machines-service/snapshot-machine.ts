@@ -4,8 +4,8 @@
 // Provisioning with restore_from_snapshot starts a new machine from one. External machines: 400
 // UNSUPPORTED_MACHINE_KIND.
 
+import { CoreError } from "@cua/base/errors";
 import type { MachineSnapshot } from "@cua/db/generated";
-import { CoreError } from "../errors.ts";
 import { afterListCursor, encodeListCursor, type ListBody, listBody, parseListLimit } from "../operations/list.ts";
 import { withCharge } from "../predict/charge.ts";
 import { bindManaged } from "./machine-access.ts";

@@ -2,7 +2,7 @@
 // home (snapshots stay). External: the device token is revoked, outstanding commands are cancelled and
 // stored frames are deleted. Also used by the TTL sweep (status_reason ttl_expired).
 import type { Machine } from "@cua/db/generated";
-import type { MachineHandle, TerminateResult } from "../machines/provider.ts";
+import type { MachineHandle, TerminateResult } from "@cua/machines/provider";
 import { OUTSTANDING } from "./external-dispatch.ts";
 import { providerFor } from "./machine-access.ts";
 import { setMachineStatus, withMachineOp } from "./machine-ops.ts";

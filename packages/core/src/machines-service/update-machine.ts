@@ -1,7 +1,8 @@
 // PATCH /v1/machines/{id} {ttl_minutes?, display_name?, metadata?}: ttl_minutes 5..10080 sets a new TTL
 // counted from now (extends or shortens), 0 clears it. An empty body is 400 EMPTY_UPDATE.
+
+import { CoreError } from "@cua/base/errors";
 import type { Prisma } from "@cua/db/generated";
-import { CoreError } from "../errors.ts";
 import { parseMachineId } from "./ids.ts";
 import { asJson } from "./machine-ops.ts";
 import { expiryFor } from "./provision-machine.ts";

@@ -3,7 +3,7 @@
 // the operator's id and email). Use cases take it as the `Principal` they already know and never ask which
 // face it is, only what it may do (`scopes`, `mode`). `operator` is set only on the console face and only
 // operator-only operations (console: "operator-only") read it.
-import { CoreError } from "../errors.ts";
+import { CoreError } from "@cua/base/errors";
 import type { Principal } from "../keys/authenticate-key.ts";
 import { ALL_SCOPES, type KeyMode, type Scope } from "../keys/scopes.ts";
 

@@ -4,9 +4,10 @@
 // MCP expose it, and its handler `(ctx, input) => useCase(ctx.deps, ctx.caller, input)`. The generators in
 // apps/api (the /v1 router and OpenAPI, the console router) and the MCP server walk `operations`
 // (./registry.ts). No transport library is imported here.
+
+import type { ErrorCode } from "@cua/base/errors";
 import type { z } from "zod";
 import type { CoreDeps } from "../deps.ts";
-import type { ErrorCode } from "../errors.ts";
 import type { KeyCache } from "../keys/key-cache.ts";
 import type { Scope } from "../keys/scopes.ts";
 import type { MachinesRuntime } from "../machines-service/runtime.ts";

@@ -1,8 +1,9 @@
 // The one list shape (DECISIONS.md "Compatibility amendments (2026-11-25)", bullet "Lists"): every list answers
 // `{object: "list", data: [...], has_more, next_cursor, request_id}`; the limit is 1 to 200, default 20
 // (SPEC "Limits": machines default 50). request_id is added to every JSON success body by the /v1 transport.
+
+import { CoreError } from "@cua/base/errors";
 import { z } from "zod";
-import { CoreError } from "../errors.ts";
 
 export const LIST_MIN_LIMIT = 1;
 export const LIST_MAX_LIMIT = 200;

@@ -1,6 +1,6 @@
+import { ActionSchema } from "@cua/base/actions/action";
+import { CoreError } from "@cua/base/errors";
 import { describe, expect, it } from "vitest";
-import { ActionSchema } from "../actions/action.ts";
-import { CoreError } from "../errors.ts";
 import { MAX_CODE_CHARS, MAX_PARSED_ACTIONS, parsePyautogui } from "./pyautogui.ts";
 
 // DECISIONS "Prediction" (POST /v1/parse: the pyautogui calls it understands, strict mode, 422

@@ -71,9 +71,9 @@ import {
   type Screen,
   TYPE_TEXT_MAX_CHARS,
   WAIT_MAX_SECONDS,
-} from "../actions/action.ts";
-import { CoreError } from "../errors.ts";
-import { issuesToDetails } from "../validation.ts";
+} from "@cua/base/actions/action";
+import { CoreError } from "@cua/base/errors";
+import { issuesToDetails } from "@cua/base/validation";
 
 export const MAX_CODE_CHARS = 1_000_000;
 export const MAX_PARSED_ACTIONS = 10_000;

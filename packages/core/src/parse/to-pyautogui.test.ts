@@ -1,7 +1,8 @@
 // raw_code (DECISIONS.md "Compatibility amendments (2026-11-25)": include_raw_code) is the pyautogui
 // equivalent of each action: parsing it back with the service's own parser gives the same action.
+
+import { type Action, ActionSchema } from "@cua/base/actions/action";
 import { describe, expect, it } from "vitest";
-import { type Action, ActionSchema } from "../actions/action.ts";
 import { parsePyautogui } from "./pyautogui.ts";
 import { describeAction, pyString, toPyautogui } from "./to-pyautogui.ts";
 

@@ -1,7 +1,7 @@
 // The inverse of the pyautogui parser (./pyautogui.ts): an Action as the pyautogui code that parses back to it.
 // Used for `raw_code` when predict or session predict is called with include_raw_code: true (DECISIONS.md
 // "Compatibility amendments (2026-11-25)"). pyautogui.test.ts checks parse(toPyautogui(a)) == a.
-import type { Action } from "../actions/action.ts";
+import type { Action } from "@cua/base/actions/action";
 
 /** A Python string literal (single quotes; backslash escapes for quotes, backslashes and control characters). */
 export function pyString(s: string): string {

@@ -1,6 +1,6 @@
+import { type Action, type ActionInput, ActionSchema } from "@cua/base/actions/action";
+import { CoreError } from "@cua/base/errors";
 import { describe, expect, it } from "vitest";
-import { type Action, type ActionInput, ActionSchema } from "../actions/action.ts";
-import { CoreError } from "../errors.ts";
 import { type ActionPolicy, enforcePolicy, parseActionPolicy, parseKeyEntry } from "./action-policy.ts";
 
 // SPEC "Resources and their fields / ActionPolicy" and SPEC "Action" (fail with params.code

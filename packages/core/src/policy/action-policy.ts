@@ -22,9 +22,10 @@
 //   every point an action carries (click, move, both drag ends, a scroll anchor). Unanchored scrolls
 //   have no point and pass.
 // - max_actions is an integer 1..100; key lists at most 100 entries; action lists at most 10.
+
+import { ACTION_TYPES, type Action, actionPoints, keyIdentity, normalizeKey } from "@cua/base/actions/action";
+import { detailsError, issuesToDetails } from "@cua/base/validation";
 import { z } from "zod";
-import { ACTION_TYPES, type Action, actionPoints, keyIdentity, normalizeKey } from "../actions/action.ts";
-import { detailsError, issuesToDetails } from "../validation.ts";
 
 const ActionName = z.enum(ACTION_TYPES);
 

@@ -3,8 +3,8 @@
 // Every spelling of an address is normalised first (issue 10, failure 5: [::127.0.0.1] and 6to4 got through).
 import http from "node:http";
 import type { AddressInfo } from "node:net";
+import { isCoreError } from "@cua/base/errors";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { isCoreError } from "../errors.ts";
 import { checkOutboundUrl, classifyAddress, isForbiddenAddress, parseIpv4, pinnedLookup } from "./outbound-address.ts";
 
 describe("classifyAddress normalises every IPv4 spelling and IPv6 form carrying an IPv4", () => {

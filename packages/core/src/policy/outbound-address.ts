@@ -11,7 +11,7 @@
 // connects only to the addresses just checked (pinnedLookup), so DNS rebinding cannot turn a request inward.
 import dns from "node:dns";
 import net from "node:net";
-import { validationError } from "../errors.ts";
+import { validationError } from "@cua/base/errors";
 
 export type AddressKind = "public" | "loopback" | "private" | "link_local" | "metadata" | "reserved";
 /** How an IPv4 address was carried inside an IPv6 one. */

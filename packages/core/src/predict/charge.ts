@@ -2,8 +2,9 @@
 // rules). A result is returned only after its capture committed; when the database cannot confirm a
 // settlement after retries, the answer is 503 BILLING_UNAVAILABLE and the hold is left `reserved` for the
 // hold sweeper (wallet/holds.ts), which releases it: no result was delivered for it (issue 10).
+
+import { CoreError, isCoreError } from "@cua/base/errors";
 import type { CoreDeps } from "../deps.ts";
-import { CoreError, isCoreError } from "../errors.ts";
 import { IDEMPOTENCY_RETENTION_SECONDS } from "../idempotency/idempotency.ts";
 import { currentIdempotencyRef } from "../idempotency/idempotency-scope.ts";
 import { type SettleOutcome, settleConfirmed } from "../wallet/holds.ts";

@@ -1,4 +1,4 @@
-import type { Engine } from "../engines/types.ts";
+import type { Engine } from "@cua/engines/types";
 import type { LlmProvider } from "../llm-keys/llm-keys.ts";
 
 /** How the domain obtains engines; the service assembles it from its configuration. */

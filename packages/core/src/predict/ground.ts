@@ -2,9 +2,9 @@
 // element; when nothing matches the answer is 422 GROUNDING_FAILED and the charge is refunded
 // (X-Credits-Refunded); an engine error is 502 PREDICTION_FAILED, refunded as well.
 
+import { CoreError, isCoreError } from "@cua/base/errors";
+import { checkScreenSize, decodeScreenshot } from "@cua/base/images/screenshot";
 import type { z } from "zod";
-import { CoreError, isCoreError } from "../errors.ts";
-import { checkScreenSize, decodeScreenshot } from "../images/screenshot.ts";
 import { priceGround } from "../pricing/pricing.ts";
 import { withCharge } from "./charge.ts";
 import type { Billed, CallContext, PredictDeps } from "./predict.ts";

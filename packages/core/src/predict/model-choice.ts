@@ -3,8 +3,9 @@
 // `model` must be one of GET /v1/models. With BYOK the model is the provider's model (it must belong to that
 // provider); without BYOK the service's own engine answers and `llm.model` of the answer names the model that
 // actually answered (docs/prediction.md "Choosing a model").
+
+import { validationError } from "@cua/base/errors";
 import { z } from "zod";
-import { validationError } from "../errors.ts";
 import { MODELS } from "../pricing/pricing.ts";
 import type { LlmRequest } from "./resolve-engine.ts";
 

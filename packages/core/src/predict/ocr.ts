@@ -1,9 +1,9 @@
 // POST /v1/ocr (DECISIONS.md "Prediction"): text, words and lines with boxes in the image's space; 3
 // credits on live keys; the same engine as grounding (the sandbox for test keys).
 
+import { CoreError } from "@cua/base/errors";
+import { decodeScreenshot } from "@cua/base/images/screenshot";
 import type { z } from "zod";
-import { CoreError } from "../errors.ts";
-import { decodeScreenshot } from "../images/screenshot.ts";
 import { priceOcr } from "../pricing/pricing.ts";
 import { withCharge } from "./charge.ts";
 import type { Billed, CallContext, PredictDeps } from "./predict.ts";

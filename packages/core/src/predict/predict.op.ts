@@ -1,7 +1,8 @@
 // The stateless prediction operations: predict, ground, ocr (billed engine calls) and parse (free).
+
+import { ActionSchema } from "@cua/base/actions/action";
+import type { ErrorCode } from "@cua/base/errors";
 import { z } from "zod";
-import { ActionSchema } from "../actions/action.ts";
-import type { ErrorCode } from "../errors.ts";
 import { billed, callContext } from "../operations/call-context.ts";
 import { defineOperation } from "../operations/define.ts";
 import { parsePyautogui } from "../parse/pyautogui.ts";

@@ -1,7 +1,8 @@
 // POST /v1/predict: screenshot + instruction in, validated actions out, billed exactly as SPEC.md.
+
+import { checkScreenSize, decodeScreenshot } from "@cua/base/images/screenshot";
+import type { TrajectoryStep } from "@cua/engines/types";
 import type { CoreDeps } from "../deps.ts";
-import type { TrajectoryStep } from "../engines/types.ts";
-import { checkScreenSize, decodeScreenshot } from "../images/screenshot.ts";
 import type { Principal } from "../keys/authenticate-key.ts";
 import { pricePredict } from "../pricing/pricing.ts";
 import type { EnginePort } from "./engine-port.ts";

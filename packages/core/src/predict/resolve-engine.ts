@@ -1,11 +1,12 @@
 // Which engine answers and who pays: SPEC.md "Authentication" 4 and DECISIONS.md "Engines", "Names"
 // (body fields llm_provider/llm_model; headers win, and a disagreement is 422).
+
+import { CoreError, validationError } from "@cua/base/errors";
+import { SANDBOX_MODEL_ID } from "@cua/engines/models";
+import type { Engine } from "@cua/engines/types";
 import type { CoreDeps } from "../deps.ts";
-import type { Engine } from "../engines/types.ts";
-import { CoreError, validationError } from "../errors.ts";
 import type { Principal } from "../keys/authenticate-key.ts";
 import { type LlmProvider, parseProvider, resolveStoredLlmKey } from "../llm-keys/llm-keys.ts";
-import { SANDBOX_MODEL_ID } from "../pricing/pricing.ts";
 import type { EnginePort } from "./engine-port.ts";
 
 export interface LlmRequest {

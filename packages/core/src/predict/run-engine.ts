@@ -1,9 +1,9 @@
 // Shared by predict and session predict: run the engine, validate its answer against the SPEC action
 // table and the caller's limits, enforce the action policy, and shape the response.
-import { type Action, validateEngineActions } from "../actions/action.ts";
+import { type Action, validateEngineActions } from "@cua/base/actions/action";
+import { CoreError, isCoreError } from "@cua/base/errors";
+import type { DecodedImage, Engine, PredictInput, PredictOutput } from "@cua/engines/types";
 import type { CoreDeps, Logger } from "../deps.ts";
-import type { DecodedImage, Engine, PredictInput, PredictOutput } from "../engines/types.ts";
-import { CoreError, isCoreError } from "../errors.ts";
 import { describeAction, toPyautogui } from "../parse/to-pyautogui.ts";
 import { type ActionPolicy, enforcePolicy } from "../policy/action-policy.ts";
 import { withCharge } from "./charge.ts";

@@ -1,8 +1,9 @@
 // Request and response shapes of the prediction endpoints (SPEC.md "Prediction and grounding",
 // DECISIONS.md "Prediction"). Field-level limits that SPEC gives a 400/413 code (screenshot, prompt budget)
 // are checked in the use cases so they answer with that code, not a generic 422.
+
+import { ActionSchema, FILTERABLE_TOOLS } from "@cua/base/actions/action";
 import { z } from "zod";
-import { ActionSchema, FILTERABLE_TOOLS } from "../actions/action.ts";
 import { ActionPolicySchema } from "../policy/action-policy.ts";
 import { LlmChoice, ModelField } from "./model-choice.ts";
 

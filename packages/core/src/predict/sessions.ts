@@ -1,17 +1,19 @@
 // Stateful sessions (SPEC.md "Session" resource and state table; DECISIONS.md "Prediction").
 // Sessions and their trajectories live in the database (they survive restarts and are shared by API
 // processes); a BYOK session's provider key is held only in the memory of the process that created it.
+
+import type { Action } from "@cua/base/actions/action";
+import { CoreError } from "@cua/base/errors";
+import { hex } from "@cua/base/ids";
+import { checkScreenSize, decodeScreenshot } from "@cua/base/images/screenshot";
 import type { PredictSession } from "@cua/db/generated";
-import type { Action } from "../actions/action.ts";
-import type { TrajectoryStep } from "../engines/types.ts";
-import { CoreError } from "../errors.ts";
-import { hex } from "../ids.ts";
-import { checkScreenSize, decodeScreenshot } from "../images/screenshot.ts";
+import { SANDBOX_MODEL_ID } from "@cua/engines/models";
+import type { TrajectoryStep } from "@cua/engines/types";
 import type { Principal } from "../keys/authenticate-key.ts";
 import type { LlmProvider } from "../llm-keys/llm-keys.ts";
 import { type ListBody, listBody, parseListLimit } from "../operations/list.ts";
 import type { ActionPolicy } from "../policy/action-policy.ts";
-import { pricePredict, priceSessionCreate, SANDBOX_MODEL_ID } from "../pricing/pricing.ts";
+import { pricePredict, priceSessionCreate } from "../pricing/pricing.ts";
 import { withCharge } from "./charge.ts";
 import { withModelChoice } from "./model-choice.ts";
 import type { Billed, CallContext, PredictDeps } from "./predict.ts";

@@ -3,9 +3,10 @@
 // "no key"). They add no operation beyond the API (SPEC): they answer, without a key, what GET /v1/models
 // and GET /v1/machines/pricing answer with one, so an agent can decide before it holds a key. No REST route
 // of their own (`path: null`); the MCP server runs their handler in process.
+
+import { BROWSER_OP_NAMES, COMMAND_NAMES, FILE_OP_NAMES } from "@cua/machines/commands";
 import { z } from "zod";
 import { ALL_SCOPES } from "../keys/scopes.ts";
-import { BROWSER_OP_NAMES, COMMAND_NAMES, FILE_OP_NAMES } from "../machines/commands.ts";
 import { defineOperation } from "../operations/define.ts";
 import { MACHINE_PRICING, modelsCatalog } from "./pricing.ts";
 

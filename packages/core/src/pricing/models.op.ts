@@ -1,5 +1,5 @@
+import { MANAGED_DESKTOP } from "@cua/machines/desktop-apps";
 import { z } from "zod";
-import { MANAGED_DESKTOP } from "../machines/desktop-apps.ts";
 import { defineOperation } from "../operations/define.ts";
 import { modelsCatalog } from "./pricing.ts";
 

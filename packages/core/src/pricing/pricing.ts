@@ -13,8 +13,9 @@
 //   its summed credits, in this order: cua_version_v1, trajectory_screenshots, hd_images, long_prompt.
 // - BYOK and test keys are priced at 0 (calculators take `mode`); the breakdown is then empty.
 
-import { ACTION_TYPES } from "../actions/action.ts";
-import type { CuaVersion } from "../engines/types.ts";
+import { ACTION_TYPES } from "@cua/base/actions/action";
+import { MANAGED_MODEL_ID } from "@cua/engines/models";
+import type { CuaVersion } from "@cua/engines/types";
 
 export type BillingMode = "managed" | "byok" | "test";
 
@@ -190,11 +191,6 @@ export function pricingCatalog() {
 }
 
 export type PricingCatalog = ReturnType<typeof pricingCatalog>;
-
-/** Model id the built-in managed engine reports (local OCR + instruction interpreter). */
-export const MANAGED_MODEL_ID = "svc-cua-local";
-/** Model id the deterministic sandbox engine reports (test keys). */
-export const SANDBOX_MODEL_ID = "svc-sandbox";
 
 export const MODELS = [
   { id: MANAGED_MODEL_ID, provider: "managed" },

@@ -1,5 +1,5 @@
+import type { Action } from "@cua/base/actions/action";
 import { describe, expect, it } from "vitest";
-import type { Action } from "../actions/action.ts";
 import { toMachineCommands } from "./actions-to-commands.ts";
 
 describe("toMachineCommands (SPEC Action -> DECISIONS machine commands)", () => {

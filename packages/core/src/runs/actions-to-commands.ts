@@ -1,5 +1,5 @@
 // SPEC Actions -> the machine command allowlist (DECISIONS "Machines": command parameters).
-import type { Action } from "../actions/action.ts";
+import type { Action } from "@cua/base/actions/action";
 
 export interface MachineCommand {
   command: string;

@@ -7,16 +7,16 @@
 // asked again; a step whose execution started but was not recorded is not executed again (at most
 // once: the agent sees the real screen at its next step, which is safer than repeating input).
 
+import type { Action } from "@cua/base/actions/action";
+import { CoreError, ERROR_CODES, isCoreError } from "@cua/base/errors";
 import type { Tx } from "@cua/db/client";
 import { Prisma, type Run, type RunStep } from "@cua/db/generated";
-import type { Action } from "../actions/action.ts";
-import type { DecodedImage } from "../engines/types.ts";
-import { CoreError, ERROR_CODES, isCoreError } from "../errors.ts";
+import { SANDBOX_MODEL_ID } from "@cua/engines/models";
+import type { DecodedImage } from "@cua/engines/types";
 import { getRunnableMachine, type RunnableMachine } from "../machines-service/machine-access.ts";
 import type { ActionPolicy } from "../policy/action-policy.ts";
 import type { EngineChoice } from "../predict/resolve-engine.ts";
 import { predictWith } from "../predict/run-engine.ts";
-import { SANDBOX_MODEL_ID } from "../pricing/pricing.ts";
 import { toMachineCommands } from "./actions-to-commands.ts";
 import type { RunsDeps } from "./ports.ts";
 import { isTerminal, type RunError, type RunStatus } from "./run-record.ts";

@@ -1,6 +1,6 @@
 import { createHmac } from "node:crypto";
+import { isCoreError } from "@cua/base/errors";
 import { describe, expect, it } from "vitest";
-import { isCoreError } from "../errors.ts";
 import { checkCallbackUrl, isForbiddenAddress, signCallback } from "./callbacks.ts";
 
 describe("isForbiddenAddress (DECISIONS Cross-cutting rules: no loopback, private, link-local, metadata)", () => {

@@ -11,10 +11,10 @@
 import { createHmac } from "node:crypto";
 import http from "node:http";
 import https from "node:https";
+import { hex } from "@cua/base/ids";
 import type { Tx } from "@cua/db/client";
 import type { Run } from "@cua/db/generated";
 import type { CoreDeps } from "../deps.ts";
-import { hex } from "../ids.ts";
 import {
   checkOutboundUrl,
   isForbiddenAddress,

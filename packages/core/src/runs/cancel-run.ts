@@ -1,7 +1,7 @@
 // POST /v1/runs/{id}/cancel: any non-terminal state -> cancelled (terminal). A terminal run is 409
 // INVALID_STATE with current_state (DECISIONS "Precise answers"). The cancellation event then stops the
 // run's function between steps; a step in flight when the cancel commits is discarded, not billed.
-import { CoreError } from "../errors.ts";
+import { CoreError } from "@cua/base/errors";
 import { loadRun, type RunPrincipal, runRecord } from "./get-run.ts";
 import type { RunsDeps } from "./ports.ts";
 import { ACTIVE_STATUSES, type RunRecord } from "./run-record.ts";

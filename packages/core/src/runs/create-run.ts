@@ -2,7 +2,7 @@
 // (status queued, with its first `status` frame) and asks the executor to drive it. Check order
 // (DECISIONS "Cross-cutting rules"): 422 body (BYOK intent on a test key, webhook_url) -> 404 machine ->
 // 402 wallet (one step's price) -> 409 machine state.
-import { CoreError } from "../errors.ts";
+import { CoreError } from "@cua/base/errors";
 import type { Principal } from "../keys/authenticate-key.ts";
 import { resolveStoredLlmKey } from "../llm-keys/llm-keys.ts";
 import { getRunnableMachine } from "../machines-service/machine-access.ts";

@@ -1,9 +1,10 @@
 // GET /v1/runs/{id} and GET /v1/runs (SPEC.md "Runs"; DECISIONS.md "Runs", "Cross-cutting rules").
 // Every query is scoped to the caller's account and mode: another account's run, or a run of the
 // other mode, is 404 RUN_NOT_FOUND like an unknown one.
+
+import { CoreError } from "@cua/base/errors";
 import type { Run } from "@cua/db/generated";
 import type { CoreDeps } from "../deps.ts";
-import { CoreError } from "../errors.ts";
 import type { KeyMode } from "../keys/scopes.ts";
 import {
   invalidStatusFilter,

@@ -2,7 +2,7 @@
 // frame). Any other state is 409 NOT_AWAITING_HUMAN; of racing resumes exactly one succeeds and the
 // others get 409 RESUME_CONFLICT (DECISIONS "Precise answers"): the transition is conditional on the
 // resume count the request read, so only the first writer matches.
-import { CoreError } from "../errors.ts";
+import { CoreError } from "@cua/base/errors";
 import { loadRun, type RunPrincipal, runRecord } from "./get-run.ts";
 import type { RunsDeps } from "./ports.ts";
 import type { RunRecord } from "./run-record.ts";

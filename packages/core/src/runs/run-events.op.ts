@@ -1,7 +1,8 @@
 // GET /v1/runs/{id}/events: Server-Sent Events (served by apps/api/src/http/runs-events.ts; the console
 // receives the same frames as a tRPC subscription generated from this definition).
+
+import { CoreError } from "@cua/base/errors";
 import { z } from "zod";
-import { CoreError } from "../errors.ts";
 import { defineOperation } from "../operations/define.ts";
 import { streamRunEvents } from "./run-events.ts";
 import { RunId } from "./schemas.ts";

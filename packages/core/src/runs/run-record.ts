@@ -1,7 +1,8 @@
 // The Run resource (SPEC.md "Run"; DECISIONS.md "Runs") and the row -> record mapping.
+
+import { CoreError } from "@cua/base/errors";
+import { hex } from "@cua/base/ids";
 import type { Run, RunCallbackDelivery } from "@cua/db/generated";
-import { CoreError } from "../errors.ts";
-import { hex } from "../ids.ts";
 import type { KeyMode } from "../keys/scopes.ts";
 
 export const RUN_STATUSES = [

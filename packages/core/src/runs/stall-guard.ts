@@ -3,7 +3,7 @@
 // run asks for a human with reason `stalled` instead (on_awaiting_human decides: pause, fail, cancel).
 // Only steps since the last resume count: a human who resumed the run gets three fresh tries.
 import { createHash } from "node:crypto";
-import type { Action } from "../actions/action.ts";
+import type { Action } from "@cua/base/actions/action";
 
 export const STALL_REPEATS = 3;
 export const STALLED_REASON = "stalled";

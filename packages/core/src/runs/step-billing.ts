@@ -5,8 +5,8 @@
 // carry the request id `run:<run id>:step:<n>`, so a retried step reuses its hold and settlement is
 // idempotent: a committed step captures exactly one reservation, anything else is released.
 import type { Run } from "@cua/db/generated";
+import type { CuaVersion } from "@cua/engines/types";
 import type { CoreDeps } from "../deps.ts";
-import type { CuaVersion } from "../engines/types.ts";
 import { priceRunStep } from "../pricing/pricing.ts";
 import { capture, release, reserve } from "../wallet/wallet.ts";
 

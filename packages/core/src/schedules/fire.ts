@@ -8,8 +8,9 @@
 // Timer fires are claimed by a conditional update of the schedule row (its generation and next_run_at), so
 // two executors, or a timer that fires late after a restart, fire a due slot once; missed slots collapse
 // into that one fire (the next fire is computed from now).
+
+import { isCoreError } from "@cua/base/errors";
 import type { Schedule, ScheduleRun } from "@cua/db/generated";
-import { isCoreError } from "../errors.ts";
 import type { Principal } from "../keys/authenticate-key.ts";
 import { SCHEDULE_PRICING } from "../pricing/pricing.ts";
 import { createRun } from "../runs/create-run.ts";

@@ -1,8 +1,9 @@
 // Schedule, schedule run and trigger records and ids (SPEC.md "Schedule", "Trigger", "Schedules and
 // triggers"; DECISIONS.md "Schedules and triggers" and its Compatibility amendment).
+
+import { CoreError } from "@cua/base/errors";
+import { hex, newUuid } from "@cua/base/ids";
 import type { Schedule, ScheduleRun, ScheduleTrigger } from "@cua/db/generated";
-import { CoreError } from "../errors.ts";
-import { hex, newUuid } from "../ids.ts";
 import type { KeyMode } from "../keys/scopes.ts";
 
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;

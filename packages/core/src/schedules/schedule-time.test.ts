@@ -3,8 +3,9 @@
 // independently of croner: an oracle scans the minutes of a local day with Intl.DateTimeFormat and picks the
 // first instant whose wall clock in the zone is the wanted time (or, inside a spring-forward gap, the first
 // instant after it).
+
+import { CoreError } from "@cua/base/errors";
 import { describe, expect, it } from "vitest";
-import { CoreError } from "../errors.ts";
 import { checkCron, checkTimezone, effectiveCron, nextCronFire, nextCronFires, nextFire } from "./schedule-time.ts";
 
 /** the wall clock of `at` in `zone`: [year, month, day, hour, minute, weekday 0-6] */

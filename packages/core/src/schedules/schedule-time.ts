@@ -9,8 +9,9 @@
 // - day 31 fires only in months that have one; a cron naming both day-of-month and day-of-week fires when
 //   either matches (cron's OR rule, croner's legacy mode).
 // - a one-shot `run_at` fires once at that instant.
+
+import { validationError } from "@cua/base/errors";
 import { Cron } from "croner";
-import { validationError } from "../errors.ts";
 
 export const FREQUENCIES = [
   "every_15_minutes",

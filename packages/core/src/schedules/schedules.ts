@@ -2,9 +2,10 @@
 // "Limits"; DECISIONS.md "Tiers and numeric limits", "Schedules and triggers", Compatibility amendments).
 // Check order (DECISIONS "Cross-cutting rules"): 400 path/query -> 422 body -> 404 (schedule, machine) ->
 // 429 slots -> 402 wallet gate -> 409 state. Every query is scoped by account and mode.
+
+import { CoreError, validationError } from "@cua/base/errors";
 import type { Prisma, Schedule } from "@cua/db/generated";
 import type { CoreDeps } from "../deps.ts";
-import { CoreError, validationError } from "../errors.ts";
 import type { Principal } from "../keys/authenticate-key.ts";
 import { loadMachine } from "../machines-service/record.ts";
 import { type ListBody, listBody, parseListLimit } from "../operations/list.ts";

@@ -3,10 +3,10 @@
 // on a signed POST to its webhook_url; a chain trigger fires its schedule when a run of the source schedule ends
 // (on_complete, on_failure, on_any), at most 5 levels deep, never in a cycle.
 import { createHash, createHmac, timingSafeEqual } from "node:crypto";
+import { CoreError, validationError } from "@cua/base/errors";
+import { hex } from "@cua/base/ids";
 import type { Schedule, ScheduleTrigger } from "@cua/db/generated";
 import type { CoreDeps } from "../deps.ts";
-import { CoreError, validationError } from "../errors.ts";
-import { hex } from "../ids.ts";
 import type { Principal } from "../keys/authenticate-key.ts";
 import { SCHEDULE_PRICING } from "../pricing/pricing.ts";
 import { newWebhookSecret, openRunSecret, sealRunSecret } from "../runs/run-secrets.ts";

@@ -1,6 +1,7 @@
 // Request/usage records and the monthly summary of GET /v1/usage (DECISIONS.md "Accounts, keys, wallet").
+
+import { CoreError } from "@cua/base/errors";
 import type { CoreDeps } from "../deps.ts";
-import { CoreError } from "../errors.ts";
 
 export interface UsageEvent {
   accountId: string;

@@ -1,7 +1,8 @@
 // The wallet as the console shows it: balance, the ledger (filter by kind, newest first, cursor pages)
 // and the operator's top-up, recorded in the ledger with a note naming the console user.
+
+import { CoreError, validationError } from "@cua/base/errors";
 import type { CoreDeps } from "../deps.ts";
-import { CoreError, validationError } from "../errors.ts";
 import type { Principal } from "../keys/authenticate-key.ts";
 import { type Caller, requireOperator } from "../operations/caller.ts";
 import { getBalance, type LedgerEntry, listLedger, topUp } from "./wallet.ts";

@@ -2,9 +2,10 @@
 // the balance can only be decremented by a conditional UPDATE (balance >= amount), so it never goes
 // below zero and concurrent reservations cannot overdraw it. Reservations settle exactly once
 // (reserved -> captured | refunded | released) by a conditional status UPDATE.
+
+import { CoreError } from "@cua/base/errors";
+import { hex } from "@cua/base/ids";
 import type { CoreDeps } from "../deps.ts";
-import { CoreError } from "../errors.ts";
-import { hex } from "../ids.ts";
 
 export interface Reservation {
   id: string;

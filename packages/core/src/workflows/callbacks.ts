@@ -4,10 +4,11 @@
 // webhook_secret) and `Service-Delivery-Id`, stable across attempts; at most three recorded attempts (the
 // workflow-callback function sleeps between them); any 2xx counts as delivered. Events: workflow.awaiting_human
 // (one per approval), workflow.succeeded, workflow.failed, workflow.cancelled.
+
+import { hex } from "@cua/base/ids";
 import type { Tx } from "@cua/db/client";
 import type { WorkflowRun } from "@cua/db/generated";
 import type { CoreDeps } from "../deps.ts";
-import { hex } from "../ids.ts";
 import { attemptSignedDelivery, type DeliveryOutcome } from "../runs/callbacks.ts";
 import { toWorkflowRunRecord } from "./workflow-runs.ts";
 

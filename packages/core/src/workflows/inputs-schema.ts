@@ -3,8 +3,9 @@
 // it; a schema Ajv cannot compile is refused when the workflow (or the ad-hoc run) is submitted. Schemas
 // are data: Ajv's code generation builds a validator from the schema's keywords, never from caller code,
 // and `$ref` to anything outside the schema itself is refused (no loading).
+
+import type { Detail } from "@cua/base/validation";
 import { Ajv, type ValidateFunction } from "ajv";
-import type { Detail } from "../validation.ts";
 
 const ajv = new Ajv({ allErrors: true, strict: false, validateSchema: true, addUsedSchema: false });
 const cache = new Map<string, ValidateFunction>();

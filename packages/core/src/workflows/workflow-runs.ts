@@ -3,11 +3,13 @@
 // and its Compatibility amendment). The row is authoritative; the durable function (inngest/src/functions/
 // workflows.ts) drives it through engine.ts. Check order (DECISIONS "Cross-cutting rules"): 422 body
 // (definition, in the zod schema) -> 404 workflow -> 422 inputs against inputs_schema -> 409 archived.
+
+import { CoreError } from "@cua/base/errors";
+import { hex } from "@cua/base/ids";
+import { detailsError } from "@cua/base/validation";
 import type { Tx } from "@cua/db/client";
 import type { WorkflowRun, WorkflowRunStep } from "@cua/db/generated";
 import type { CoreDeps } from "../deps.ts";
-import { CoreError } from "../errors.ts";
-import { hex } from "../ids.ts";
 import type { Principal } from "../keys/authenticate-key.ts";
 import { loadMachine } from "../machines-service/record.ts";
 import { invalidStatusFilter, type ListBody, listBody, parseListLimit } from "../operations/list.ts";
@@ -15,7 +17,6 @@ import { checkCallbackUrl } from "../runs/callbacks.ts";
 import { cancelRun } from "../runs/cancel-run.ts";
 import { isTerminal } from "../runs/run-record.ts";
 import { newWebhookSecret, sealRunSecret } from "../runs/run-secrets.ts";
-import { detailsError } from "../validation.ts";
 import { queueWorkflowCallback } from "./callbacks.ts";
 import { type Definition, flattenSteps, type Step } from "./definition.ts";
 import { inputsProblems } from "./inputs-schema.ts";

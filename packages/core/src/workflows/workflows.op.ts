@@ -1,8 +1,9 @@
 // /v1/workflows (SPEC.md "Workflows"; DECISIONS.md "Workflows" and its Compatibility amendment). Order in
 // the registry: the static /workflows/runs paths come before /workflows/{id} (trpc-to-openapi matches in
 // list order).
+
+import { CoreError } from "@cua/base/errors";
 import { z } from "zod";
-import { CoreError } from "../errors.ts";
 import { defineOperation } from "../operations/define.ts";
 import { workflowsDeps } from "./ports.ts";
 import {

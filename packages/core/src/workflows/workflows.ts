@@ -1,13 +1,14 @@
 // Workflows: create (version 1), list, get, update (version N+1; old versions kept), delete (SPEC.md
 // "Workflows"; DECISIONS.md "Workflows" and its Compatibility amendment). Every query is scoped to the
 // caller's account and mode; an unknown or malformed id is 404 WORKFLOW_NOT_FOUND.
+
+import { CoreError } from "@cua/base/errors";
+import { hex } from "@cua/base/ids";
+import { detailsError } from "@cua/base/validation";
 import type { Workflow } from "@cua/db/generated";
 import type { CoreDeps } from "../deps.ts";
-import { CoreError } from "../errors.ts";
-import { hex } from "../ids.ts";
 import type { Principal } from "../keys/authenticate-key.ts";
 import { invalidStatusFilter, type ListBody, listBody, parseListLimit } from "../operations/list.ts";
-import { detailsError } from "../validation.ts";
 import { type Definition, DSL_VERSION } from "./definition.ts";
 import { SLUG, WORKFLOW_STATUSES } from "./schemas.ts";
 

@@ -1,0 +1,97 @@
+// Machine isolation's configuration (docs/security.md): what an operator sets wrong is refused at
+// start with a message saying why, and what the rules and mounts are built from. No root needed.
+
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { dnsServersOf, egressRules, filterRules, machineDns } from "../src/isolation/host-firewall.ts";
+import { hiddenPathProblem, mountScript } from "../src/isolation/mount.ts";
+import { parsePool, slotAddresses } from "../src/isolation/network.ts";
+import { LocalDesktopProvider } from "../src/local-desktop-provider.ts";
+
+const root = path.join(os.tmpdir(), "cua-iso-config");
+
+describe("machine isolation configuration", () => {
+  it("refuses a pool that is not an aligned IPv4 CIDR from /8 to /28 (MACHINE_ISOLATION_POOL)", () => {
+    for (const pool of ["10.231.0.0/29", "10.231.0.0/7", "10.231.0.1/16", "300.1.0.0/16", "fd00::/64"])
+      expect(() => new LocalDesktopProvider({ rootDir: root, isolationPool: pool }), pool).toThrow(
+        /machine network pool/,
+      );
+    const pool = parsePool("10.231.0.0/16");
+    expect(pool.slots).toBe(16_384);
+    expect(slotAddresses(pool, 0)).toEqual({ host: "10.231.0.1", machine: "10.231.0.2" });
+    expect(slotAddresses(pool, 16_383)).toEqual({ host: "10.231.255.253", machine: "10.231.255.254" });
+  });
+
+  it("refuses to hide what the desktop needs (MACHINE_HIDDEN_PATHS)", () => {
+    for (const p of ["/", "/usr", "/etc", "/tmp", "/tmp/.X11-unix", "/var", "/proc/self", "relative/dir"]) {
+      expect(hiddenPathProblem(p), p).not.toBeNull();
+      expect(() => new LocalDesktopProvider({ rootDir: root, hiddenPaths: [p] }), p).toThrow(/cannot hide/);
+    }
+    for (const p of ["/srv/cua-data", "/work/main", "/tmp/cua-test-x", "/etc/cua/secrets"])
+      expect(hiddenPathProblem(p), p).toBeNull();
+  });
+
+  it("keeps a machine's own home visible inside a hidden directory, and /run empty", () => {
+    const data = mkdtempSync(path.join(os.tmpdir(), "cua-iso-hide-"));
+    mkdirSync(path.join(data, "machines/cua-abc"), { recursive: true });
+    const home = path.join(data, "machines/cua-abc");
+    const script = mountScript([data, path.join(data, "machines"), "/no/such/dir"], [home]);
+    // the outer directory covers the inner one; missing paths are skipped
+    expect(script).toContain(`cua-hidden '${data}'`);
+    expect(script).not.toContain(`cua-hidden '${data}/machines'`);
+    expect(script).not.toContain("/no/such/dir");
+    // the home is bound aside, the cover goes on, the home comes back on top
+    const order = [
+      `mount --bind '${home}' /run/.keep/0`,
+      `cua-hidden '${data}'`,
+      `mount --move /run/.keep/0 '${home}'`,
+    ];
+    expect(order.map((l) => script.indexOf(l))).toEqual([...order.map((l) => script.indexOf(l))].sort((a, b) => a - b));
+    expect(order.every((l) => script.includes(l))).toBe(true);
+    expect(script).toContain("mount -t tmpfs -o mode=0755,size=1m,nosuid,nodev cua-run /run");
+    expect(script).toContain("hidepid=invisible");
+    // a hidden file (an operator's secrets file) reads as empty
+    writeFileSync(path.join(data, "secret.env"), "TOKEN=x\n");
+    expect(mountScript([path.join(data, "secret.env")], [])).toContain(`mount --bind /dev/null '${data}/secret.env'`);
+    rmSync(data, { recursive: true, force: true });
+  });
+
+  it("lets machines reach the host's non-loopback resolvers on port 53 only", () => {
+    expect(dnsServersOf("# x\nnameserver 127.0.0.53\nnameserver 10.255.255.53\nnameserver 10.255.255.53\n")).toEqual([
+      "10.255.255.53",
+    ]);
+    const rules = egressRules(["10.255.255.53"]).map((r) => r.join(" "));
+    expect(rules).toContain("-d 10.255.255.53 -p udp --dport 53 -j ACCEPT");
+    expect(rules.indexOf("-d 10.255.255.53 -p udp --dport 53 -j ACCEPT")).toBeLessThan(
+      rules.indexOf("-d 10.0.0.0/8 -p tcp -j REJECT --reject-with tcp-reset"),
+    );
+    for (const cidr of ["127.0.0.0/8", "169.254.0.0/16", "172.16.0.0/12", "192.168.0.0/16", "100.64.0.0/10"])
+      expect(rules).toContain(`-d ${cidr} -j REJECT --reject-with icmp-net-prohibited`);
+    const restore = filterRules({ pool: "10.231.0.0/16", serviceUid: 0, dnsServers: [] });
+    // one transaction replacing every chain; machines never reach each other
+    expect(restore.startsWith("*filter\n:CUA-ISO-IN - [0:0]")).toBe(true);
+    expect(restore).toContain("-A CUA-ISO-OUT -o cuav+ -p tcp -j REJECT --reject-with tcp-reset");
+    expect(restore.trim().endsWith("COMMIT")).toBe(true);
+  });
+
+  it("machines get a resolver they can reach: systemd-resolved's upstream servers when the host's is loopback", () => {
+    const stub = "# stub\nnameserver 127.0.0.53\noptions edns0 trust-ad\nsearch corp.example\n";
+    const upstream = "nameserver 192.0.2.53\nnameserver 198.51.100.53\nsearch corp.example\n";
+    expect(machineDns(stub, upstream)).toEqual({
+      servers: ["192.0.2.53", "198.51.100.53"],
+      content: "search corp.example\nnameserver 192.0.2.53\nnameserver 198.51.100.53\n",
+    });
+    expect(machineDns("nameserver 10.255.255.53\n", upstream)).toEqual({
+      servers: ["10.255.255.53"],
+      content: "nameserver 10.255.255.53\n",
+    });
+    expect(machineDns(stub, null)).toEqual({ servers: [], content: null });
+    // a resolv.conf that lives under /run is written into the machine's fresh /run
+    const script = mountScript([], [], [], [["/run/systemd/resolve/stub-resolv.conf", "nameserver 192.0.2.53\n"]]);
+    const tmpfs = script.indexOf("cua-run /run");
+    expect(script.indexOf("mkdir -p '/run/systemd/resolve'")).toBeGreaterThan(tmpfs);
+    expect(script).toContain("printf '%s' 'nameserver 192.0.2.53\n' > '/run/systemd/resolve/stub-resolv.conf'");
+  });
+});
