@@ -20,11 +20,20 @@ async function waitForStatus(cookie: string, id: string, status: string, ms = 20
   }
 }
 
-/** Reads the subscription's SSE frames until the stream ends (or `until` matches), as the browser's EventSource would. */
-async function readEvents(cookie: string, id: string, until?: (frames: any[]) => boolean, ms = 20_000) {
+/**
+ * Reads the subscription's SSE frames until the stream ends (or `until` matches), as the browser's EventSource
+ * would; each frame keeps its tracked id (`_id`, the SSE `id:` line).
+ */
+async function readEvents(
+  cookie: string,
+  id: string,
+  until?: (frames: any[]) => boolean,
+  ms = 20_000,
+  procedure = "console.runs.events",
+) {
   const ac = new AbortController();
   const timer = setTimeout(() => ac.abort(), ms);
-  const r = await fetch(`${s.url}/trpc/console.runs.events?input=${encodeURIComponent(JSON.stringify({ id }))}`, {
+  const r = await fetch(`${s.url}/trpc/${procedure}?input=${encodeURIComponent(JSON.stringify({ id }))}`, {
     headers: { cookie },
     signal: ac.signal,
   });
@@ -46,7 +55,8 @@ async function readEvents(cookie: string, id: string, until?: (frames: any[]) =>
         buf = buf.slice(i + 2);
         const data = block.split("\n").find((l) => l.startsWith("data: "));
         const event = block.split("\n").find((l) => l.startsWith("event: "));
-        if (data && !event) frames.push(JSON.parse(data.slice(6)));
+        const sseId = block.split("\n").find((l) => l.startsWith("id: "));
+        if (data && !event) frames.push({ ...JSON.parse(data.slice(6)), _id: sseId?.slice(4) ?? null });
         if (event === "event: return") ended = true;
         i = buf.indexOf("\n\n");
       }
@@ -86,7 +96,17 @@ describe("console runs", () => {
     // after the end: the whole replay, then the stream closes by itself
     const all = await readEvents(cookie, c.data.id);
     expect(all.ended).toBe(true);
-    expect(all.frames.at(-1)).toMatchObject({ event: "terminal", data: { status: "succeeded" } });
+    // the same stream as GET /v1/runs/{id}/events: the terminal frame, then the final done frame
+    // (DECISIONS.md "Compatibility amendments"), whose tracked id is the terminal's seq
+    const terminal = all.frames.at(-2);
+    expect(terminal).toMatchObject({ event: "terminal", data: { status: "succeeded" } });
+    expect(all.frames.at(-1)).toMatchObject({
+      seq: terminal.seq,
+      event: "done",
+      data: { status: "succeeded", run_id: c.data.id },
+      _id: String(terminal.seq),
+    });
+    expect(all.frames.filter((f) => f.event === "done")).toHaveLength(1);
     expect(all.frames.some((f) => f.event === "status" && f.data.note === "approved")).toBe(true);
     const again = await trpc(s.url, "console.runs.resume", { input: { id: c.data.id }, cookie });
     expect(again.status).toBe(409);
@@ -138,5 +158,37 @@ describe("console runs", () => {
       cookie: b.cookie,
     });
     expect(foreign.status).toBe(404);
+  });
+
+  it("a workflow run's subscription is the SSE route's stream: the terminal frame, then done, then the end; nothing after it", async () => {
+    const { cookie } = await signUp(s.url);
+    const m = (await trpc(s.url, "console.machines.provision", { input: { mode: "test" }, cookie })).data.machine;
+    const w = await trpc(s.url, "console.workflows.startAdHocRun", {
+      input: {
+        mode: "test",
+        machine_id: m.id,
+        definition: { steps: [{ id: "one", type: "task", task: "x #steps=1" }] },
+      },
+      cookie,
+    });
+    expect(w.status).toBe(200);
+    const all = await readEvents(cookie, w.data.id, undefined, 30_000, "console.workflows.runEvents");
+    expect(all.ended).toBe(true);
+    const terminal = all.frames.at(-2);
+    expect(terminal).toMatchObject({ event: "terminal", data: { status: "succeeded" } });
+    expect(all.frames.at(-1)).toMatchObject({
+      seq: terminal.seq,
+      event: "done",
+      data: { status: "succeeded", run_id: w.data.id },
+      _id: String(terminal.seq),
+    });
+    // reconnecting after done (the tracked id is the terminal's seq) replays nothing and ends
+    const r = await fetch(
+      `${s.url}/trpc/console.workflows.runEvents?input=${encodeURIComponent(JSON.stringify({ id: w.data.id, lastEventId: String(terminal.seq) }))}`,
+      { headers: { cookie }, signal: AbortSignal.timeout(10_000) },
+    );
+    const text = await r.text();
+    expect(text).not.toContain('"event":"');
+    expect(text).toContain("event: return");
   });
 });

@@ -2,13 +2,17 @@
 // "Events" framing `id: <seq>`, `event: <name>`, `data: <json>`; replay after `Last-Event-ID` / `?after=`;
 // `: ping` heartbeats; DECISIONS.md "Compatibility amendments": after the durable terminal frame a final
 // `done` frame `{status, run_id}` (no `id:`, so a client's Last-Event-ID stays the terminal's seq), then the
-// close. Errors before the stream opens (auth, scope, id, cursor, 404) are the JSON envelope. The stream's
+// close. The frames, `done` included, come from the operation's own stream in core (the console's
+// subscription reads the same one; packages/core/src/runs/done-frame.ts); this file only frames them. Errors before the stream opens (auth, scope, id, cursor, 404) are the JSON envelope. The stream's
 // usage row is recorded when it ends (Fastify's hooks do not see hijacked replies).
-import { CoreError } from "@cua/core/errors";
+import { CoreError } from "@cua/base/errors";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { AppDeps } from "../app-deps.ts";
 import { baseUrlOf, type Ctx, createContextFactory } from "../trpc/context.ts";
 import { renderError, toCoreError } from "./render-error.ts";
+
+/** the last frame of core's streams (packages/core/src/runs/done-frame.ts) */
+const DONE_EVENT = "done";
 
 export interface EventFrame {
   seq: number;
@@ -23,7 +27,7 @@ export interface EventStreamRoute {
   endpoint: string;
   /** auth, scope and the 404 through the resource's own procedure; throws a CoreError to refuse */
   authorize(ctx: Ctx, id: string): Promise<void>;
-  /** the frames after `after`, ending after the terminal frame (or at once when the client has seen it) */
+  /** the frames after `after`, ending with the terminal and `done` frames (or at once when the client saw them) */
   frames(ctx: Ctx, id: string, after: number, signal: AbortSignal): AsyncIterable<EventFrame>;
 }
 
@@ -102,14 +106,12 @@ export function serveEventStream(app: FastifyInstance, deps: AppDeps, route: Eve
     try {
       for await (const f of route.frames(ctx, id, after, stop.signal)) {
         if (ended) break;
-        let chunk = `id: ${f.seq}\nevent: ${f.event}\ndata: ${JSON.stringify(f.data)}\n\n`;
-        if (f.event === "terminal") {
-          const d = f.data as { status?: string };
-          chunk += `event: done\ndata: ${JSON.stringify({ status: d.status, run_id: id })}\n\n`;
-          raw.write(chunk);
+        if (f.event === DONE_EVENT) {
+          // the stream's own last frame (core's done-frame.ts): no `id:`, then the close
+          raw.write(`event: ${DONE_EVENT}\ndata: ${JSON.stringify(f.data)}\n\n`);
           break;
         }
-        raw.write(chunk);
+        raw.write(`id: ${f.seq}\nevent: ${f.event}\ndata: ${JSON.stringify(f.data)}\n\n`);
       }
     } catch (e) {
       req.log.warn({ err: e }, "event stream read failed");

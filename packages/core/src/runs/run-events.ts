@@ -1,9 +1,12 @@
 // A run's persisted event frames after a cursor, then live ones as they are written, ending after the
-// terminal frame (SPEC.md "Events" 1). The run is loaded first, so an unknown run is 404 before any frame.
+// terminal frame and the final `done` frame (SPEC.md "Events" 1; DECISIONS.md "Compatibility amendments";
+// done-frame.ts). Every consumer reads this one stream: GET /v1/runs/{id}/events and the console's
+// subscription. The run is loaded first, so an unknown run is 404 before any frame.
 // A failed read (the database away for a moment) is logged and the stream stays open: the hub reads again at
 // its next poll or notification.
 import type { Principal } from "../keys/authenticate-key.ts";
 import type { OperationDeps } from "../operations/define.ts";
+import { doneFrame } from "./done-frame.ts";
 import type { RunEventFrame } from "./event-hub.ts";
 import { getRun } from "./get-run.ts";
 import { isTerminal } from "./run-record.ts";
@@ -39,7 +42,10 @@ export async function* streamRunEvents(
       while (queue.length > 0) {
         const f = queue.shift()!;
         yield f;
-        if (f.event === "terminal") return;
+        if (f.event === "terminal") {
+          yield doneFrame(runId, f);
+          return;
+        }
       }
       if (signal?.aborted) return;
       await new Promise<void>((r) => {
