@@ -66,6 +66,32 @@ export const DESKTOP_APPS: readonly DesktopApp[] = [
   },
 ];
 
+/**
+ * Chromium enterprise policies for the managed desktops (issue 15): nothing of the browser's own may
+ * cover a page an agent works on. The "Save password?" bubble after a login form (it offers its own
+ * Save button and Username field: an agent once clicked it instead of the form's), the address and
+ * card autofill bubbles, translation and notification prompts, sign-in and promotional tabs. Chromium
+ * on Linux reads these from /etc/chromium/policies/managed/*.json; the provider writes them there
+ * (LocalDesktopProviderOptions.chromiumPolicyFile) before it starts a browser.
+ */
+export const CHROMIUM_POLICIES = {
+  PasswordManagerEnabled: false,
+  PasswordLeakDetectionEnabled: false,
+  ImportSavedPasswords: false,
+  AutofillAddressEnabled: false,
+  AutofillCreditCardEnabled: false,
+  TranslateEnabled: false,
+  DefaultNotificationsSetting: 2,
+  DefaultGeolocationSetting: 2,
+  DefaultBrowserSettingEnabled: false,
+  PromotionalTabsEnabled: false,
+  BrowserSignin: 0,
+  SyncDisabled: true,
+  MetricsReportingEnabled: false,
+  PrivacySandboxPromptEnabled: false,
+  FeedbackSurveysEnabled: false,
+} as const;
+
 /** The root menu: right-click on the desktop background, or this keybind. */
 export const DESKTOP_MENU_KEYBIND = ["ctrl", "alt", "m"] as const;
 
@@ -76,7 +102,8 @@ export const MANAGED_DESKTOP = {
   display: "Xvfb, 24-bit",
   default_resolution: { width: 1280, height: 720 },
   window_manager: "openbox (no panel; focus follows the pointer)",
-  browser: "Chromium, maximised at start; driven over the DevTools protocol by the browser operations",
+  browser:
+    "Chromium, maximised at start; driven over the DevTools protocol by the browser operations; no password, autofill, translation, notification or sign-in prompts (enterprise policies)",
   menu: {
     opens_with: ["right-click on the desktop background", DESKTOP_MENU_KEYBIND.join("+")],
     entries: DESKTOP_APPS.map((a) => a.menu_label),

@@ -11,7 +11,7 @@
 import { spawn } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
 import { createReadStream, createWriteStream, existsSync, constants as fsc, readFileSync } from "node:fs";
-import { chmod, chown, lstat, mkdir, open, readFile, rm, stat, unlink, writeFile } from "node:fs/promises";
+import { chmod, chown, lstat, mkdir, open, readFile, rename, rm, stat, unlink, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { pipeline } from "node:stream/promises";
 import { CoreError } from "@cua/base/errors";
@@ -29,7 +29,7 @@ import {
   runBatch,
   runCommand,
 } from "./commands.ts";
-import { desktopKeybinds, desktopKeys, desktopMenuXml } from "./desktop-apps.ts";
+import { CHROMIUM_POLICIES, desktopKeybinds, desktopKeys, desktopMenuXml } from "./desktop-apps.ts";
 import {
   checkRequirements,
   DEFAULT_SEARCH_PATH,
@@ -135,6 +135,12 @@ export interface LocalDesktopProviderOptions {
   searchPath?: string;
   /** keep Chromium's sandbox (default true; needs user namespaces) */
   chromiumSandbox?: boolean;
+  /**
+   * where the desktops' Chromium policies (CHROMIUM_POLICIES: no save-password bubble, no autofill,
+   * translation or notification prompts) are written before a browser starts (default
+   * DEFAULT_CHROMIUM_POLICY_FILE, which Debian's Chromium reads; null: not written)
+   */
+  chromiumPolicyFile?: string | null;
   /** bound for each startup ready check (default 30000 ms) */
   startTimeoutMs?: number;
   novncWebDir?: string;
@@ -246,6 +252,21 @@ export function openboxConfig(stock: string | null, menuFile?: string): string {
   return rc;
 }
 const SNAPSHOT_ID = /^snap_[0-9a-f]{24}$/;
+
+/** Debian's Chromium reads its enterprise policies from this directory (every machine sees the host's /etc). */
+export const DEFAULT_CHROMIUM_POLICY_FILE = "/etc/chromium/policies/managed/cua-managed-desktop.json";
+
+/** Writes the desktops' Chromium policies when the file does not hold them already (root-owned, 0644). */
+export async function writeChromiumPolicies(file: string): Promise<boolean> {
+  const body = `${JSON.stringify(CHROMIUM_POLICIES, null, 2)}\n`;
+  if ((await readFile(file, "utf8").catch(() => null)) === body) return false;
+  await mkdir(path.dirname(file), { recursive: true, mode: 0o755 });
+  const tmp = `${file}.${randomBytes(4).toString("hex")}.tmp`;
+  await writeFile(tmp, body, { mode: 0o644, flag: "wx" });
+  await chmod(tmp, 0o644);
+  await rename(tmp, file);
+  return true;
+}
 
 /** Creates a file afresh (never through an existing name or link) in a root-owned directory. */
 async function writeRootFile(
@@ -360,6 +381,8 @@ export class LocalDesktopProvider implements MachineProvider {
         options.chromiumPath ?? (existsSync("/usr/lib/chromium/chromium") ? "/usr/lib/chromium/chromium" : "chromium"),
       searchPath: options.searchPath ?? DEFAULT_SEARCH_PATH,
       chromiumSandbox: options.chromiumSandbox ?? true,
+      chromiumPolicyFile:
+        options.chromiumPolicyFile === undefined ? DEFAULT_CHROMIUM_POLICY_FILE : options.chromiumPolicyFile,
       startTimeoutMs: options.startTimeoutMs ?? 30_000,
       novncWebDir: options.novncWebDir ?? "/usr/share/novnc",
       screenshotQuality: options.screenshotQuality ?? 75,
@@ -1127,6 +1150,7 @@ export class LocalDesktopProvider implements MachineProvider {
     await this.devtoolsIsolation();
     const host = h.net_address ?? "127.0.0.1";
     if (await this.devtoolsReady(port, host)) return false;
+    await this.chromiumPolicies();
     // a stale profile lock (after a kill or a snapshot restore) would make Chromium hand off and exit
     await run("/bin/sh", ["-c", 'rm -f -- "$1"/Singleton*', "sh", path.join(h.home_dir, CHROMIUM_PROFILE)], {
       user: rt.user,
@@ -1171,6 +1195,22 @@ export class LocalDesktopProvider implements MachineProvider {
       timeoutMs: 10_000,
     });
     return true;
+  }
+
+  private policyWrite: Promise<void> | null = null;
+
+  /** The Chromium policies, written once per provider (a failure is a warning: the browser still starts). */
+  private chromiumPolicies(): Promise<void> {
+    const file = this.opts.chromiumPolicyFile;
+    if (!file) return Promise.resolve();
+    this.policyWrite ??= writeChromiumPolicies(file).then(
+      () => {},
+      (e: unknown) =>
+        this.opts.onWarning(
+          `machines: could not write the browsers' policies to ${file} (${e instanceof Error ? e.message : String(e)}); Chromium's save-password and other prompts may cover pages`,
+        ),
+    );
+    return this.policyWrite;
   }
 
   private async stopChromium(rt: Runtime): Promise<void> {

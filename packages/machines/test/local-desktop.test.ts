@@ -11,10 +11,15 @@ import os from "node:os";
 import path from "node:path";
 import { CoreError } from "@cua/base/errors";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { desktopMenuXml } from "../src/desktop-apps.ts";
+import { CHROMIUM_POLICIES, desktopMenuXml } from "../src/desktop-apps.ts";
 import { removeDevtoolsGuard } from "../src/devtools-guard";
 import { startTestInternet, type TestInternet } from "../src/isolation/test-internet";
-import { DEFAULT_PORT_BASES, LocalDesktopProvider, openboxConfig } from "../src/local-desktop-provider.ts";
+import {
+  DEFAULT_CHROMIUM_POLICY_FILE,
+  DEFAULT_PORT_BASES,
+  LocalDesktopProvider,
+  openboxConfig,
+} from "../src/local-desktop-provider.ts";
 import { decodePng, distinctColors } from "../src/png.ts";
 import { processesOfUid } from "../src/process-utils.ts";
 import type { MachineHandle } from "../src/provider.ts";
@@ -42,6 +47,15 @@ const PAGE = `<!doctype html><html><head><title>Desktop test page</title></head>
 <div id="echo" style="position:absolute;left:100px;top:340px">echo:</div>
 <div style="position:absolute;top:3000px">bottom</div>
 </body></html>`;
+
+const LOGIN_PAGE = `<!doctype html><html><head><title>Log in</title></head>
+<body style="margin:0;background:#fff;font:16px sans-serif">
+<form method="post" action="/welcome" style="position:absolute;left:60px;top:60px">
+<input id="user" name="user" autocomplete="username" style="display:block;width:240px;height:32px;margin:8px 0">
+<input id="pass" name="pass" type="password" autocomplete="current-password" style="display:block;width:240px;height:32px;margin:8px 0">
+<button id="go" style="width:120px;height:36px">Log in</button></form></body></html>`;
+const WELCOME_PAGE = `<!doctype html><html><head><title>Welcome</title></head>
+<body style="margin:0;background:#fff;font:16px sans-serif"><p style="position:absolute;left:60px;top:40px">Signed in.</p></body></html>`;
 
 async function rejection(p: Promise<unknown>): Promise<CoreError> {
   try {
@@ -147,6 +161,11 @@ describe("local desktop provider (real Xvfb desktop)", () => {
   beforeAll(async () => {
     root = await mkdtemp(path.join(os.tmpdir(), "cua-machines-test-"));
     server = http.createServer((req, res) => {
+      if (req.url === "/login" || req.url === "/welcome") {
+        res.writeHead(200, { "content-type": "text/html" });
+        res.end(req.url === "/login" ? LOGIN_PAGE : WELCOME_PAGE);
+        return;
+      }
       if (req.url === "/file.txt") {
         res.writeHead(200, { "content-type": "text/plain" });
         res.end("downloaded body\n");
@@ -482,6 +501,41 @@ describe("local desktop provider (real Xvfb desktop)", () => {
     for (const entry of ["Terminal", "File manager", "Text editor", "Browser"]) expect(text).toContain(entry);
     await provider.execute(handle, "key_press", { keys: ["escape"] });
     await provider.terminal(handle, { command: "xdotool search --class chromium windowactivate --sync || true" });
+  });
+
+  it("a login form's submit brings up no save-password bubble: the Chromium policies are in place (issue 15)", async () => {
+    // written before the browser started, and what Chromium reads (every machine sees the host's /etc)
+    expect(JSON.parse(await readFile(DEFAULT_CHROMIUM_POLICY_FILE, "utf8"))).toEqual(CHROMIUM_POLICIES);
+    const nav = await provider.browser(handle, "navigate", { url: `${base}/login` });
+    expect(nav).toMatchObject({ success: true, result: { title: "Log in" } });
+    const els = (await provider.browser(handle, "clickables", {})).result.elements as {
+      selector: string;
+      screen_x: number;
+      screen_y: number;
+    }[];
+    const at = (sel: string) => els.find((e) => e.selector === sel)!;
+    await provider.execute(handle, "click", { x: at("#user").screen_x, y: at("#user").screen_y });
+    await provider.execute(handle, "type", { text: "ada" });
+    await provider.execute(handle, "click", { x: at("#pass").screen_x, y: at("#pass").screen_y });
+    await provider.execute(handle, "type", { text: "hunter2-secret" });
+    await provider.execute(handle, "click", { x: at("#go").screen_x, y: at("#go").screen_y });
+    let title = "";
+    for (let i = 0; i < 50 && title !== "Welcome"; i++) {
+      title = String((await provider.browser(handle, "state", {})).result.title);
+      if (title !== "Welcome") await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(title).toBe("Welcome");
+    // the bubble would open under the address bar's right end, over the page's plain white right half
+    await new Promise((r) => setTimeout(r, 1500));
+    const shot = decodePng((await provider.screenshot(handle)).png);
+    let marked = 0;
+    for (let y = 100; y < 500; y += 2) {
+      for (let x = 640; x < 1270; x += 2) {
+        const i = (y * shot.width + x) * 4;
+        if (Math.min(shot.data[i]!, shot.data[i + 1]!, shot.data[i + 2]!) < 235) marked++;
+      }
+    }
+    expect(marked).toBe(0);
   });
 
   it("file ops: relative paths stay in the home (.. and symlink escapes are 422); absolute paths reach what the machine user may touch", async () => {
