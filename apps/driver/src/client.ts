@@ -1,6 +1,12 @@
 // HTTP client of the driver protocol (version 1). Every call carries the device token; transient
 // failures (network, 429, 5xx) are retried with backoff by the caller's loop.
-import type { StoredResult } from "./state.ts";
+import type {
+  DriverCommand,
+  HeartbeatResponse,
+  ObservationResponse,
+  PollResponse,
+  ResultBody,
+} from "@cua/machines/driver-wire";
 
 export class ApiError extends Error {
   constructor(
@@ -16,17 +22,8 @@ export class ApiError extends Error {
   }
 }
 
-export interface WireCommand {
-  id: string;
-  seq: number;
-  command: string;
-  parameters: Record<string, unknown>;
-  capability: string;
-  fencing_token: number;
-  precondition_frame_id: string | null;
-  deadline: string;
-  protocol_version: number;
-}
+/** A command as the service sends it (the shared wire schema, docs/driver.md). */
+export type WireCommand = DriverCommand;
 
 export class DriverClient {
   constructor(
@@ -64,33 +61,23 @@ export class DriverClient {
 
   poll(after: string, waitSeconds: number, signal?: AbortSignal) {
     const q = new URLSearchParams({ after, limit: "10", wait_seconds: String(waitSeconds) });
-    return this.req<{ commands: WireCommand[]; next_cursor: string; fencing_token: number }>(
-      "GET",
-      `/commands?${q}`,
-      undefined,
-      signal,
-    );
+    return this.req<PollResponse>("GET", `/commands?${q}`, undefined, signal);
   }
 
   observe(sequence: number, png: Buffer) {
-    return this.req<{ frame_id: string; sequence: number; request_digest: string; digest: string; stored_at: string }>(
-      "POST",
-      "/observations",
-      { sequence, mime_type: "image/png", data: png.toString("base64") },
-    );
+    return this.req<ObservationResponse>("POST", "/observations", {
+      sequence,
+      mime_type: "image/png",
+      data: png.toString("base64"),
+    });
   }
 
-  result(commandId: string, r: StoredResult) {
+  result(commandId: string, r: ResultBody) {
     return this.req<{ accepted: true; duplicate: boolean }>("POST", `/commands/${commandId}/results`, r);
   }
 
   heartbeat(status?: Record<string, unknown>) {
-    return this.req<{
-      last_sequence: number;
-      last_frame_id: string | null;
-      fencing_token: number;
-      server_time: string;
-    }>("POST", "/heartbeat", status ? { status } : {});
+    return this.req<HeartbeatResponse>("POST", "/heartbeat", status ? { status } : {});
   }
 }
 

@@ -14,12 +14,11 @@ import {
   parseFileOp,
   runCommand,
 } from "@cua/machines/commands";
+import { PROTOCOL_VERSION } from "@cua/machines/driver-wire";
 import type { OpResult } from "@cua/machines/provider";
 import { ApiError, type DriverClient, type WireCommand } from "./client.ts";
 import type { DisplayBackend } from "./display-backend.ts";
 import { type DriverState, rememberResult, type StoredResult, saveState } from "./state.ts";
-
-export const PROTOCOL_VERSION = 1;
 
 export interface Logger {
   info(msg: string, fields?: Record<string, unknown>): void;

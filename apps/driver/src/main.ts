@@ -6,9 +6,10 @@ import { randomBytes } from "node:crypto";
 import os from "node:os";
 import path from "node:path";
 import { parseArgs } from "node:util";
+import { PROTOCOL_VERSION } from "@cua/machines/driver-wire";
 import { DriverClient, enroll } from "./client.ts";
 import { DisplayBackend } from "./display-backend.ts";
-import { DeviceRevoked, Driver, PROTOCOL_VERSION } from "./driver.ts";
+import { DeviceRevoked, Driver } from "./driver.ts";
 import { loadDriverEnv } from "./env.ts";
 import { type DriverState, loadState, saveState } from "./state.ts";
 

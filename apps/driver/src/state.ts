@@ -3,15 +3,10 @@
 // recent commands (so a redelivered command is answered from here instead of being run twice).
 import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, writeSync } from "node:fs";
 import path from "node:path";
+import type { DriverResult } from "@cua/machines/driver-wire";
 
-export interface StoredResult {
-  status: "succeeded" | "failed" | "rejected";
-  result: Record<string, unknown>;
-  error: { code: string; message: string } | null;
-  duration_ms: number;
-  fencing_token: number;
-  precondition_frame_id: string | null;
-}
+/** A command's result as posted to the service (the shared wire schema). */
+export type StoredResult = DriverResult;
 
 export interface DriverState {
   api_url: string;

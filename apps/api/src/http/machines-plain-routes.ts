@@ -1,6 +1,6 @@
 // Machine routes served as plain Fastify handlers:
 //   GET  /v1/machines/{id}/screenshot     JSON, or the raw PNG with `Accept: image/png` (the console's
-//                                         live view); runs the tRPC procedure (auth, scope, limits)
+//                                         live view); runs the operation's compiled chain (auth, scope, limits)
 //   the external-machine driver protocol  device-token routes with their own rate limits (SPEC "Limits"):
 //     (their OpenAPI entries come from the registry: packages/machines/src-service/driver-protocol.op.ts)
 //     GET  /v1/machines/{id}/commands     long poll
@@ -21,8 +21,8 @@ import {
   postResult,
 } from "@cua/core/machines-service/driver-protocol";
 import { MachinesRuntime } from "@cua/core/machines-service/runtime";
-import { HeartbeatBody, ObservationBody, ResultBody } from "@cua/core/machines-service/schemas";
 import { zodToCoreError } from "@cua/machines/commands";
+import { HeartbeatBody, ObservationBody, ResultBody } from "@cua/machines/driver-wire";
 import { LocalDesktopProvider } from "@cua/machines/local-desktop-provider";
 import { MockMachineProvider } from "@cua/machines/mock-provider";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
@@ -30,8 +30,8 @@ import type { z } from "zod";
 import type { AppDeps } from "../app-deps.ts";
 import type { Env } from "../env.ts";
 import { baseUrlOf, createContextFactory } from "../trpc/context.ts";
-import { appRouter } from "../trpc/router.ts";
 import { ReplayedResponse, renderError, toCoreError } from "./render-error.ts";
+import { callOperation } from "./v1-routes.ts";
 
 /** The repository this service runs from (its .env, sources, local data): hidden from machines. */
 const REPOSITORY_ROOT = fileURLToPath(new URL("../../../../", import.meta.url));
@@ -201,7 +201,7 @@ export function registerMachinePlainRoutes(app: FastifyInstance, deps: AppDeps):
     const ctx = createContextFactory(deps, "rest")({ req });
     try {
       const { id } = req.params as { id: string };
-      const body = await appRouter.createCaller(ctx).machines.screenshot({ id });
+      const body = (await callOperation(ctx, "machines.screenshot", { id })) as { mime_type: string; image_b64: string };
       reply.headers(ctx.res.headers);
       if ((req.headers.accept ?? "").includes("image/png") && body.mime_type === "image/png") {
         return reply

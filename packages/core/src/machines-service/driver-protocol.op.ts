@@ -1,7 +1,6 @@
 // The external driver's routes (device token, protocol version 1): declared here for their OpenAPI entries
 // and error codes; served by apps/api/src/http/machines-plain-routes.ts (their own rate limits, long poll).
-import { z } from "zod";
-import { defineOperation } from "../operations/define.ts";
+
 import {
   HeartbeatResponse,
   ObservationBody,
@@ -9,7 +8,9 @@ import {
   PollResponse,
   ResultBody,
   ResultResponse,
-} from "./schemas.ts";
+} from "@cua/machines/driver-wire";
+import { z } from "zod";
+import { defineOperation } from "../operations/define.ts";
 
 const DEVICE_AUTH =
   "Authenticated by the machine's device token: `Authorization: Bearer dtk_<64 hex>` (never an API key; 401 INVALID_DEVICE_TOKEN otherwise). Rate limits: 1000/min and 40000/h per peer before authentication, 300/min and 12000/h per device token, 1200/min and 48000/h per account.";

@@ -7,15 +7,15 @@
 
 import { CoreError, validationError } from "@cua/base/errors";
 import type { Machine } from "@cua/db/generated";
+import type { HeartbeatBody, ObservationBody, ResultBody } from "@cua/machines/driver-wire";
+import { PROTOCOL_VERSION } from "@cua/machines/driver-wire";
 import type { z } from "zod";
 import { canonicalJson } from "../idempotency/idempotency.ts";
 import { hashDeviceToken, sameHash } from "./device-token.ts";
-import { PROTOCOL_VERSION } from "./enroll-external.ts";
 import { OUTSTANDING, TERMINAL_COMMAND_STATUSES } from "./external-dispatch.ts";
 import { decodeFrame, FRAME_RETENTION_SECONDS, sealFrame, sha256Hex } from "./frames.ts";
 import { newFrameId } from "./ids.ts";
 import type { MachinesDeps } from "./runtime.ts";
-import type { HeartbeatBody, ObservationBody, ResultBody } from "./schemas.ts";
 
 const invalidToken = () =>
   new CoreError("INVALID_DEVICE_TOKEN", "The device token is missing, invalid, revoked, or not this machine's.");

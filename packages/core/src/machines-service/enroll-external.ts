@@ -1,6 +1,8 @@
 // POST /v1/machines/external (DECISIONS.md "External machines"): creates an external machine and its
 // device token. The token is returned here only (the API's idempotency layer replays this exact body,
 // encrypted at rest, for an exact repeat with the same Idempotency-Key); the database keeps its SHA-256.
+
+import { PROTOCOL_VERSION } from "@cua/machines/driver-wire";
 import type { z } from "zod";
 import { hashDeviceToken, newDeviceToken } from "./device-token.ts";
 import { newMachineId } from "./ids.ts";
@@ -10,8 +12,6 @@ import { toMachineRecord } from "./record.ts";
 import { EXTERNAL_PROVIDER } from "./runtime.ts";
 import type { EnrollBody } from "./schemas.ts";
 import type { MachineDeps0 } from "./types.ts";
-
-export const PROTOCOL_VERSION = 1 as const;
 
 export async function enrollExternalMachine(
   deps: MachineDeps0,
