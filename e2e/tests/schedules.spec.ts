@@ -172,3 +172,103 @@ test("create a schedule with its preview, run it now, see the history; a webhook
   await expect(row).toContainText(ny);
   await shot(page, "schedules");
 });
+
+async function createSchedule(page: Page, name: string, task: string) {
+  await page.goto("/schedules");
+  const form = page.getByRole("form", { name: "Create a schedule" });
+  await form.getByLabel("Name").fill(name);
+  await form.getByLabel("Task prompt").fill(task);
+  await form.getByLabel("Frequency").selectOption("hourly");
+  await expect(form.getByTestId("preview-cron")).toHaveText("0 * * * *");
+  await form.getByRole("button", { name: "Create schedule" }).click();
+  await expect(page.getByRole("heading", { name, level: 1 })).toBeVisible();
+  return page.url().split("/").pop()!;
+}
+
+test("edit a schedule (refused cron in plain words, then saved and kept after a reload); chain triggers", async ({
+  page,
+}) => {
+  await signUp(page);
+  await testMachine(page, "sandbox");
+  await createSchedule(page, "Export report", "Export the report #steps=1");
+  const targetId = await createSchedule(page, "File report", "File the report #steps=1");
+
+  // edit: a cron the server refuses is shown in the operator's words, and nothing changes
+  await page.getByRole("button", { name: "Edit" }).click();
+  const form = page.getByRole("form", { name: "Edit the schedule" });
+  await expect(form.getByLabel("Name")).toHaveValue("File report");
+  await expect(form.getByLabel("Frequency")).toHaveValue("hourly");
+  await form.getByLabel("Name").fill("File the weekly report");
+  await form.getByLabel("Task prompt").fill("File the weekly report in the archive #steps=1");
+  await form.getByLabel("Frequency").selectOption("custom");
+  await form.getByLabel("Cron").fill("61 8 * * 1-5");
+  await expect(form.getByTestId("preview-problem")).toContainText("cron");
+  await form.getByRole("button", { name: "Save changes" }).click();
+  const refused = form.getByRole("alert").filter({ hasText: "The schedule was not saved" });
+  await expect(refused).toContainText("cron: not a valid cron expression");
+  await expect(refused).toContainText("VALIDATION_ERROR");
+  await page.reload();
+  await expect(page.getByRole("heading", { name: "File report", level: 1 })).toBeVisible();
+  await expect(page.getByTestId("schedule-when")).toContainText("0 * * * *");
+
+  // a valid edit: name, task, cron, time zone and enabled (unchecked pauses it)
+  await page.getByRole("button", { name: "Edit" }).click();
+  await form.getByLabel("Name").fill("File the weekly report");
+  await form.getByLabel("Task prompt").fill("File the weekly report in the archive #steps=1");
+  await form.getByLabel("Frequency").selectOption("custom");
+  await form.getByLabel("Cron").fill("15 8 * * 1-5");
+  await form.getByLabel("Time zone").fill("Asia/Tokyo");
+  await expect(form.getByTestId("preview-cron")).toHaveText("15 8 * * 1-5");
+  await expect(form.getByRole("table", { name: "Next fire times" })).toContainText("08:15 AM GMT+9");
+  await form.getByLabel(/Enabled/).uncheck();
+  await form.getByRole("button", { name: "Save changes" }).click();
+  await expect(form).toBeHidden();
+  await page.reload();
+  await expect(page.getByRole("heading", { name: "File the weekly report", level: 1 })).toBeVisible();
+  await expect(page.getByTestId("schedule-when")).toContainText("15 8 * * 1-5");
+  await expect(page.getByTestId("schedule-when")).toContainText("Asia/Tokyo");
+  await expect(page.getByTestId("task-prompt")).toHaveText("File the weekly report in the archive #steps=1");
+  await expect(page.getByTestId("schedule-status")).toContainText("paused");
+  // enabled again: resumed, with a next run on a Tokyo weekday at 08:15
+  await page.getByRole("button", { name: "Edit" }).click();
+  await expect(form.getByLabel("Cron")).toHaveValue("15 8 * * 1-5");
+  await form.getByLabel(/Enabled/).check();
+  await form.getByRole("button", { name: "Save changes" }).click();
+  await expect(page.getByTestId("schedule-status")).toContainText("active");
+  await expect(page.getByTestId("next-run")).toContainText("08:15 AM GMT+9");
+
+  // a chain trigger: "File the weekly report" fires when "Export report" fails; listed, also after a reload
+  const create = page.getByRole("form", { name: "Create a trigger" });
+  await create.getByLabel("Kind").selectOption("chain");
+  await create.getByLabel("Source schedule").selectOption({ label: "Export report" });
+  await create.getByLabel("Fires when the source run").selectOption("on_failure");
+  await create.getByRole("button", { name: "Create chain trigger" }).click();
+  const triggers = page.getByRole("table", { name: "Triggers" });
+  await expect(triggers.getByTestId("chain-source")).toHaveText(
+    "when Export report fails (failed or timed out), with its result",
+  );
+  await page.reload();
+  await expect(triggers.getByRole("row").filter({ hasText: "chain" })).toHaveCount(1);
+  await expect(triggers.getByTestId("chain-source")).toContainText("Export report");
+  await shot(page, "schedule-edit-chain");
+
+  // the other way round would close a cycle: refused, in plain words
+  await triggers.getByRole("link", { name: "Export report" }).click();
+  await expect(page.getByRole("heading", { name: "Export report", level: 1 })).toBeVisible();
+  await create.getByLabel("Kind").selectOption("chain");
+  await create.getByLabel("Source schedule").selectOption({ label: "File the weekly report" });
+  await create.getByRole("button", { name: "Create chain trigger" }).click();
+  await expect(page.getByRole("alert").filter({ hasText: "The trigger was not changed" })).toContainText(
+    "this chain would form a cycle",
+  );
+  await expect(page.getByText("No triggers")).toBeVisible();
+
+  // deleting the chain trigger from the target's page
+  await page.goto(`/schedules/${targetId}`);
+  await triggers.getByRole("button", { name: "Delete" }).click();
+  await page
+    .getByRole("dialog", { name: "Delete this trigger?" })
+    .getByRole("button", { name: "Delete trigger" })
+    .click();
+  await expect(page.getByText("No triggers")).toBeVisible();
+});

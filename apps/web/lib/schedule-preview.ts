@@ -108,3 +108,29 @@ export function inZone(d: Date | string, timezone: string): string {
 
 /** The viewer's own IANA zone (the browser's). */
 export const viewerZone = () => Intl.DateTimeFormat().resolvedOptions().timeZone || "UTC";
+
+/** An instant as a `datetime-local` value ("2026-12-01T07:30") on the wall clock of `timezone`. */
+export function localInZone(d: Date | string, timezone: string): string {
+  return new Date(zoneWall(new Date(d), timezone)).toISOString().slice(0, 16);
+}
+
+/** A stored schedule's timing as the form's fields (the edit form starts from it). */
+export function previewInputOf(s: {
+  frequency: string | null;
+  cron: string | null;
+  time: string | null;
+  timezone: string;
+  day_of_week: number | null;
+  day_of_month: number | null;
+  run_at: string | null;
+}): PreviewInput {
+  return {
+    frequency: s.run_at ? "one_shot" : ((s.frequency ?? "custom") as Frequency),
+    cron: s.frequency === "custom" || (!s.frequency && !s.run_at) ? (s.cron ?? "") : "",
+    time: s.time ?? "09:00",
+    timezone: s.timezone,
+    day_of_week: String((s.day_of_week ?? 1) % 7),
+    day_of_month: String(s.day_of_month ?? 1),
+    run_at: s.run_at ? localInZone(s.run_at, s.timezone) : "",
+  };
+}

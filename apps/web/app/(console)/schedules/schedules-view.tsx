@@ -12,40 +12,16 @@ import { Table } from "@cua/ui/table";
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import Link from "next/link";
 import { useRouter } from "next/navigation";
-import { type FormEvent, useEffect, useMemo, useState } from "react";
+import { type FormEvent, useEffect, useState } from "react";
 import { errorInfo, friendlyMessage } from "../../../lib/errors.ts";
 import { type Mode, newestFirst } from "../../../lib/modes.ts";
-import { inZone, type PreviewInput, previewFires, timingOf, viewerZone } from "../../../lib/schedule-preview.ts";
+import { type PreviewInput, timingOf, viewerZone } from "../../../lib/schedule-preview.ts";
 import { useTRPC } from "../../../lib/trpc.ts";
 import { useMachinesOfBothModes } from "../../../lib/use-machines.ts";
 import { ScheduleStatus, TwoZones } from "./schedule-status.tsx";
+import { FirePreview, TimingInputs, textarea, useNow, usePreview } from "./timing-fields.tsx";
 
 const link = "font-medium text-indigo-700 underline dark:text-indigo-300";
-const FREQUENCIES = [
-  ["every_15_minutes", "Every 15 minutes"],
-  ["every_30_minutes", "Every 30 minutes"],
-  ["hourly", "Hourly"],
-  ["every_6_hours", "Every 6 hours"],
-  ["every_12_hours", "Every 12 hours"],
-  ["daily", "Daily"],
-  ["weekly", "Weekly"],
-  ["monthly", "Monthly"],
-  ["custom", "Custom cron"],
-  ["one_shot", "Once (run_at)"],
-] as const;
-const MONTH_DAYS = Array.from({ length: 31 }, (_, i) => String(i + 1));
-const DAYS = ["Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday"];
-const textarea =
-  "block w-full rounded-md border border-slate-300 bg-white px-3 py-2 text-sm focus-visible:outline-2 focus-visible:outline-indigo-600 dark:border-slate-600 dark:bg-slate-900";
-
-function zones(): string[] {
-  try {
-    return Intl.supportedValuesOf("timeZone");
-  } catch {
-    return ["UTC"];
-  }
-}
-
 function CreateScheduleForm() {
   const trpc = useTRPC();
   const qc = useQueryClient();
@@ -64,19 +40,14 @@ function CreateScheduleForm() {
     run_at: "",
   });
   const [viewer, setViewer] = useState("UTC");
-  const [now, setNow] = useState<Date | null>(null);
   // the viewer's zone and "now" are the browser's: read after hydration
   useEffect(() => {
     const z = viewerZone();
     setViewer(z);
     setP((old) => ({ ...old, timezone: z }));
-    setNow(new Date());
-    const t = setInterval(() => setNow(new Date()), 30_000);
-    return () => clearInterval(t);
   }, []);
-  const set = (k: keyof PreviewInput) => (e: { target: { value: string } }) =>
-    setP((old) => ({ ...old, [k]: e.target.value }));
-  const preview = useMemo(() => (now ? previewFires(p, now) : null), [p, now]);
+  const now = useNow();
+  const preview = usePreview(p, now);
   const create = useMutation(
     trpc.console.schedules.create.mutationOptions({
       onSuccess: async (s) => {
@@ -85,7 +56,6 @@ function CreateScheduleForm() {
       },
     }),
   );
-  const zoneList = useMemo(zones, []);
   if (machines.isPending) return <Spinner label="Loading machines" />;
   if (machines.error) return <ErrorBox message={friendlyMessage(machines.error)} onRetry={() => machines.refetch()} />;
   if (machines.machines.length === 0) {
@@ -100,7 +70,6 @@ function CreateScheduleForm() {
     );
   }
   const selected = machines.machines.find((m) => m.id === machineId) ?? machines.machines[0]!;
-  const f = p.frequency;
   const submit = (e: FormEvent) => {
     e.preventDefault();
     create.mutate({
@@ -142,93 +111,8 @@ function CreateScheduleForm() {
           className={textarea}
         />
       </Field>
-      <div className="grid grid-cols-1 gap-4 sm:grid-cols-3">
-        <Field label="Frequency">
-          <Select value={f} onChange={set("frequency")}>
-            {FREQUENCIES.map(([v, l]) => (
-              <option key={v} value={v}>
-                {l}
-              </option>
-            ))}
-          </Select>
-        </Field>
-        <Field label="Time zone" hint="IANA name; everything below is evaluated in it.">
-          <Input value={p.timezone} onChange={set("timezone")} list="schedule-zones" required />
-        </Field>
-        {f === "custom" && (
-          <Field label="Cron" hint="5 fields (minute hour day month weekday) or 6 (seconds first).">
-            <Input value={p.cron} onChange={set("cron")} placeholder="30 7 * * 1-5" required />
-          </Field>
-        )}
-        {(f === "daily" || f === "weekly" || f === "monthly") && (
-          <Field label="Time" hint="HH:MM in the time zone.">
-            <Input type="time" value={p.time} onChange={set("time")} required />
-          </Field>
-        )}
-        {f === "weekly" && (
-          <Field label="Day of week">
-            <Select value={p.day_of_week} onChange={set("day_of_week")}>
-              {DAYS.map((d, i) => (
-                <option key={d} value={String(i)}>
-                  {d}
-                </option>
-              ))}
-            </Select>
-          </Field>
-        )}
-        {f === "monthly" && (
-          <Field label="Day of month" hint="31 fires only in months that have one.">
-            <Select value={p.day_of_month} onChange={set("day_of_month")}>
-              {MONTH_DAYS.map((d) => (
-                <option key={d} value={d}>
-                  {d}
-                </option>
-              ))}
-            </Select>
-          </Field>
-        )}
-        {f === "one_shot" && (
-          <Field label="Run at" hint="A local date and time in the time zone; fires once, then the schedule pauses.">
-            <Input type="datetime-local" value={p.run_at} onChange={set("run_at")} required />
-          </Field>
-        )}
-      </div>
-      <datalist id="schedule-zones">
-        {zoneList.map((z) => (
-          <option key={z} value={z} />
-        ))}
-      </datalist>
-      <section
-        aria-label="Next fire times"
-        className="rounded-md border border-slate-200 p-3 text-sm dark:border-slate-800"
-      >
-        <h3 className="mb-2 font-medium">Next fire times</h3>
-        {!preview ? (
-          <Spinner label="Computing" />
-        ) : !preview.ok ? (
-          <p className="text-red-700 dark:text-red-300" data-testid="preview-problem">
-            {preview.problem}
-          </p>
-        ) : (
-          <>
-            {preview.cron && (
-              <p className="mb-2 text-slate-600 dark:text-slate-400">
-                cron <code data-testid="preview-cron">{preview.cron}</code>
-              </p>
-            )}
-            <Table
-              caption="Next fire times"
-              rows={preview.fires}
-              rowKey={(d) => d.toISOString()}
-              columns={[
-                { key: "n", header: "#", cell: (d) => preview.fires.indexOf(d) + 1 },
-                { key: "zone", header: `In ${p.timezone}`, cell: (d) => inZone(d, p.timezone) },
-                { key: "viewer", header: `Your time (${viewer})`, cell: (d) => inZone(d, viewer) },
-              ]}
-            />
-          </>
-        )}
-      </section>
+      <TimingInputs p={p} onChange={setP} idPrefix="create" />
+      <FirePreview preview={preview} zone={p.timezone} viewer={viewer} />
       {err && <ErrorBox title="The schedule was not created" message={friendlyMessage(create.error)} code={err.code} />}
       <Button type="submit" loading={create.isPending} disabled={!name.trim() || !task.trim()}>
         Create schedule

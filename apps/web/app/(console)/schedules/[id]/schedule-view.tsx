@@ -15,6 +15,7 @@ import { dateTime } from "../../../../lib/format.ts";
 import { viewerZone } from "../../../../lib/schedule-preview.ts";
 import { useTRPC } from "../../../../lib/trpc.ts";
 import { ScheduleStatus, TwoZones } from "../schedule-status.tsx";
+import { EditScheduleForm } from "./edit-schedule.tsx";
 import { TriggersCard } from "./triggers-card.tsx";
 
 const link = "font-medium text-indigo-700 underline dark:text-indigo-300";
@@ -41,6 +42,7 @@ export function ScheduleView({ id }: { id: string }) {
   const trpc = useTRPC();
   const qc = useQueryClient();
   const [viewer, setViewer] = useState("UTC");
+  const [editing, setEditing] = useState(false);
   useEffect(() => setViewer(viewerZone()), []);
   const schedule = useQuery(trpc.console.schedules.get.queryOptions({ id }));
   const history = useQuery({
@@ -76,6 +78,9 @@ export function ScheduleView({ id }: { id: string }) {
         }
         actions={
           <>
+            <Button variant="secondary" onClick={() => setEditing(true)} disabled={editing}>
+              Edit
+            </Button>
             {s.status === "active" ? (
               <Button variant="secondary" loading={pause.isPending} onClick={() => pause.mutate({ id })}>
                 Pause
@@ -99,6 +104,11 @@ export function ScheduleView({ id }: { id: string }) {
             code={errorInfo(actionError).code}
           />
         )}
+        {editing && (
+          <Card title="Edit the schedule">
+            <EditScheduleForm schedule={s} viewer={viewer} onDone={() => setEditing(false)} />
+          </Card>
+        )}
         <Card title="Schedule">
           <dl className="grid grid-cols-1 gap-4 sm:grid-cols-3">
             <Fact label="Status">
@@ -110,8 +120,10 @@ export function ScheduleView({ id }: { id: string }) {
               </span>
             </Fact>
             <Fact label="When">
-              {s.run_at ? `once at ${dateTime(s.run_at)}` : <code>{s.cron}</code>} ({s.frequency ?? "one-shot"},{" "}
-              {s.timezone})
+              <span data-testid="schedule-when">
+                {s.run_at ? `once at ${dateTime(s.run_at)}` : <code>{s.cron}</code>} ({s.frequency ?? "one-shot"},{" "}
+                {s.timezone})
+              </span>
             </Fact>
             <Fact label="Machine">
               <Link className={link} href={`/machines/${s.machine_id}`}>
@@ -124,7 +136,9 @@ export function ScheduleView({ id }: { id: string }) {
             </Fact>
             <div className="sm:col-span-3">
               <Fact label="Task prompt">
-                <span className="whitespace-pre-wrap">{s.task_prompt}</span>
+                <span className="whitespace-pre-wrap" data-testid="task-prompt">
+                  {s.task_prompt}
+                </span>
               </Fact>
             </div>
           </dl>
@@ -186,7 +200,7 @@ export function ScheduleView({ id }: { id: string }) {
             />
           )}
         </Card>
-        <TriggersCard scheduleId={id} />
+        <TriggersCard scheduleId={id} isTest={s.is_test} />
       </div>
     </>
   );

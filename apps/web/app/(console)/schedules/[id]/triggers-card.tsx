@@ -7,9 +7,11 @@ import { EmptyState } from "@cua/ui/empty-state";
 import { ErrorBox } from "@cua/ui/error-box";
 import { Field } from "@cua/ui/field";
 import { Input } from "@cua/ui/input";
+import { Select } from "@cua/ui/select";
 import { Spinner } from "@cua/ui/spinner";
 import { Table } from "@cua/ui/table";
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import Link from "next/link";
 import { type FormEvent, useState } from "react";
 import { errorInfo, friendlyMessage } from "../../../../lib/errors.ts";
 import { dateTime } from "../../../../lib/format.ts";
@@ -84,17 +86,36 @@ function NewWebhook({ t, onDone }: { t: Created; onDone: () => void }) {
   );
 }
 
-export function TriggersCard({ scheduleId }: { scheduleId: string }) {
+const EVENTS = [
+  ["on_complete", "completes (succeeded)"],
+  ["on_failure", "fails (failed or timed out)"],
+  ["on_any", "ends (any way)"],
+] as const;
+type ChainEvent = (typeof EVENTS)[number][0];
+const eventWords = (e: string | null) => EVENTS.find(([v]) => v === e)?.[1] ?? e ?? "";
+const link = "font-medium text-indigo-700 underline dark:text-indigo-300";
+
+export function TriggersCard({ scheduleId, isTest }: { scheduleId: string; isTest: boolean }) {
   const trpc = useTRPC();
   const qc = useQueryClient();
   const list = useQuery(trpc.console.triggers.list.queryOptions({ id: scheduleId }));
+  // chain sources: the other schedules of this schedule's mode (another mode's source is 404)
+  const schedules = useQuery(
+    trpc.console.schedules.list.queryOptions({ mode: isTest ? "test" : "live", limit: "200" }),
+  );
+  const sources = (schedules.data?.data ?? []).filter((x) => x.id !== scheduleId);
+  const nameOf = (id: string | null) => schedules.data?.data.find((x) => x.id === id)?.name ?? id ?? "";
+  const [kind, setKind] = useState<"webhook" | "chain">("webhook");
   const [rate, setRate] = useState("60");
+  const [source, setSource] = useState("");
+  const [event, setEvent] = useState<ChainEvent>("on_complete");
+  const [passOutput, setPassOutput] = useState(true);
   const [created, setCreated] = useState<Created | null>(null);
   const refresh = () => qc.invalidateQueries({ queryKey: trpc.console.triggers.list.pathKey() });
   const create = useMutation(
     trpc.console.triggers.create.mutationOptions({
       onSuccess: async (t) => {
-        setCreated(t);
+        if (t.kind === "webhook") setCreated(t);
         await refresh();
       },
     }),
@@ -111,7 +132,16 @@ export function TriggersCard({ scheduleId }: { scheduleId: string }) {
   );
   const submit = (e: FormEvent) => {
     e.preventDefault();
-    create.mutate({ id: scheduleId, kind: "webhook", rate_limit_per_minute: Number(rate) || undefined });
+    if (kind === "webhook")
+      create.mutate({ id: scheduleId, kind: "webhook", rate_limit_per_minute: Number(rate) || undefined });
+    else
+      create.mutate({
+        id: scheduleId,
+        kind: "chain",
+        source_schedule_id: source || sources[0]?.id || "",
+        event,
+        pass_output: passOutput,
+      });
   };
   const err = create.error ?? update.error;
   return (
@@ -120,12 +150,54 @@ export function TriggersCard({ scheduleId }: { scheduleId: string }) {
         {created ? (
           <NewWebhook t={created} onDone={() => setCreated(null)} />
         ) : (
-          <form onSubmit={submit} aria-label="Create a webhook trigger" className="flex flex-wrap items-end gap-3">
-            <Field label="Rate limit per minute" hint="1 to 600 deliveries in 60 seconds.">
-              <Input inputMode="numeric" value={rate} onChange={(e) => setRate(e.target.value.replace(/\D/g, ""))} />
-            </Field>
-            <Button type="submit" loading={create.isPending}>
-              Create webhook trigger
+          <form onSubmit={submit} aria-label="Create a trigger" className="space-y-3">
+            <div className="flex flex-wrap items-start gap-3">
+              <Field label="Kind">
+                <Select value={kind} onChange={(e) => setKind(e.target.value as "webhook" | "chain")}>
+                  <option value="webhook">Webhook (a signed POST fires it)</option>
+                  <option value="chain">Chain (another schedule's run fires it)</option>
+                </Select>
+              </Field>
+              {kind === "webhook" ? (
+                <Field label="Rate limit per minute" hint="1 to 600 deliveries in 60 seconds.">
+                  <Input
+                    inputMode="numeric"
+                    value={rate}
+                    onChange={(e) => setRate(e.target.value.replace(/\D/g, ""))}
+                  />
+                </Field>
+              ) : (
+                <>
+                  <Field label="Source schedule" hint={`A ${isTest ? "test" : "live"} schedule, like this one.`}>
+                    <Select value={source || sources[0]?.id || ""} onChange={(e) => setSource(e.target.value)}>
+                      {sources.length === 0 && <option value="">No other schedule</option>}
+                      {sources.map((x) => (
+                        <option key={x.id} value={x.id}>
+                          {x.name}
+                        </option>
+                      ))}
+                    </Select>
+                  </Field>
+                  <Field label="Fires when the source run">
+                    <Select value={event} onChange={(e) => setEvent(e.target.value as ChainEvent)}>
+                      {EVENTS.map(([v, l]) => (
+                        <option key={v} value={v}>
+                          {l}
+                        </option>
+                      ))}
+                    </Select>
+                  </Field>
+                </>
+              )}
+            </div>
+            {kind === "chain" && (
+              <label className="flex items-center gap-2 text-sm">
+                <input type="checkbox" checked={passOutput} onChange={(e) => setPassOutput(e.target.checked)} />
+                Pass the source run's result to this schedule's task
+              </label>
+            )}
+            <Button type="submit" loading={create.isPending} disabled={kind === "chain" && sources.length === 0}>
+              {kind === "webhook" ? "Create webhook trigger" : "Create chain trigger"}
             </Button>
           </form>
         )}
@@ -137,7 +209,9 @@ export function TriggersCard({ scheduleId }: { scheduleId: string }) {
         ) : list.error ? (
           <ErrorBox message={friendlyMessage(list.error)} onRetry={() => list.refetch()} />
         ) : list.data.data.length === 0 ? (
-          <EmptyState title="No triggers">A webhook trigger fires this schedule on a signed POST.</EmptyState>
+          <EmptyState title="No triggers">
+            A webhook trigger fires this schedule on a signed POST; a chain trigger when another schedule's run ends.
+          </EmptyState>
         ) : (
           <Table
             caption="Triggers"
@@ -155,7 +229,14 @@ export function TriggersCard({ scheduleId }: { scheduleId: string }) {
                       {t.webhook_url && <CopyButton value={t.webhook_url} label="Copy" />}
                     </span>
                   ) : (
-                    `${t.event?.replaceAll("_", " ")} of ${t.source_schedule_id}`
+                    <span data-testid="chain-source">
+                      when{" "}
+                      <Link className={link} href={`/schedules/${t.source_schedule_id}`}>
+                        {nameOf(t.source_schedule_id)}
+                      </Link>{" "}
+                      {eventWords(t.event)}
+                      {t.pass_output ? ", with its result" : ""}
+                    </span>
                   ),
               },
               {
@@ -164,7 +245,11 @@ export function TriggersCard({ scheduleId }: { scheduleId: string }) {
                 className: "tabular-nums",
                 cell: (t) => t.rate_limit_per_minute ?? "",
               },
-              { key: "enabled", header: "Enabled", cell: (t) => (t.enabled ? "yes" : "no (answers 410)") },
+              {
+                key: "enabled",
+                header: "Enabled",
+                cell: (t) => (t.enabled ? "yes" : t.kind === "webhook" ? "no (answers 410)" : "no"),
+              },
               { key: "created", header: "Created", cell: (t) => dateTime(t.created_at) },
               {
                 key: "actions",
@@ -191,7 +276,7 @@ export function TriggersCard({ scheduleId }: { scheduleId: string }) {
       <ConfirmDialog
         open={deleting !== null}
         title="Delete this trigger?"
-        description="Its webhook URL stops working at once (404). A trigger created again gets a new URL and secret."
+        description="A webhook trigger's URL stops working at once (404; one created again gets a new URL and secret). A chain trigger stops firing this schedule."
         confirmLabel="Delete trigger"
         busy={remove.isPending}
         error={remove.error ? friendlyMessage(remove.error) : null}
