@@ -4,7 +4,7 @@
 // run's own status. Impossible tasks must end without success. Prints, per task, the result, the
 // credits and the time; then tasks verified, false successes (a run that said `succeeded` while the
 // state says otherwise: the worst outcome), credits and time per task.
-//   npm run bench -- agent-tasks            npx tsx bench/agent-tasks.ts [--only=name,name] [--verbose]
+//   npm run bench -- agent-tasks            npx tsx bench/agent-tasks.ts [--set=tuning|heldout|all] [--only=name,name] [--verbose]
 // Needs root and the packages of scripts/install-desktop-deps.sh.
 import { existsSync } from "node:fs";
 import { chmod, mkdtemp, rm, writeFile } from "node:fs/promises";
@@ -34,6 +34,21 @@ interface Task {
   impossible?: boolean;
   /** what it exercises (phrasing or element kind) */
   covers: string;
+  /** before the run, after the page is shown (open a second window, ...) */
+  setup?: (m: MachineCalls) => Promise<void>;
+  /** the state, judged on the machine itself (the active window, ...); with verify, both must hold */
+  verifyMachine?: (m: MachineCalls) => Promise<boolean>;
+  /** after the run and its verdict (close what the task opened) */
+  cleanup?: (m: MachineCalls) => Promise<void>;
+  /** the page's own answer to a form post or a GET (a site that rejects a login); undefined: the default */
+  respond?: (sub: string, method: string) => string | undefined;
+}
+
+/** What a task's setup and checks may do on the machine (through the service's API). */
+interface MachineCalls {
+  /** a bash command as the machine's user, with its DISPLAY; the output */
+  sh(command: string): Promise<string>;
+  action(command: string, parameters: Record<string, unknown>): Promise<void>;
 }
 
 const CSS = `body{margin:0;font:22px "DejaVu Sans",sans-serif;background:#fff;color:#111}
@@ -396,6 +411,325 @@ const TASKS: Task[] = [
   },
 ];
 
+// ---------------------------------------------------------------------------------------------
+// The HELD-OUT set (issue 15): written after the engine was tuned on the set above, by someone who
+// had not read the engine's parser, in the words people use, over pages of another style (labels
+// above their fields, light borders, green buttons, other fonts). Run once before any engine change
+// for them; that first score is recorded in docs/engines-local.md. Do not tune the engine on these
+// sentences: a fix must be a general rule that also holds for sentences not written here.
+
+const CSS2 = `body{margin:0;font:18px "DejaVu Serif",serif;background:#fafafa;color:#222}
+main{position:absolute;left:120px;top:30px;width:900px}
+.f{margin:10px 0}.f label{display:block;margin-bottom:4px;color:#333}
+input[type=text],input[type=email],input[type=password],input:not([type]),select,textarea{font:18px "DejaVu Sans",sans-serif;width:340px;height:36px;border:1px solid #999;border-radius:6px;padding:0 8px;background:#fff}
+button{font:18px "DejaVu Sans",sans-serif;padding:8px 20px;background:#1f8a4c;color:#fff;border:0;border-radius:18px}
+.opt{margin:6px 0}.opt input{width:18px;height:18px;vertical-align:middle}.opt label{margin-left:8px}
+table{border-collapse:collapse;margin-bottom:18px}td,th{border-bottom:1px solid #ccc;padding:6px 16px;text-align:left}
+.card{border:1px solid #ddd;border-radius:8px;padding:10px 16px;margin:10px 0;background:#fff}`;
+
+function page2(title: string, body: string, script = ""): string {
+  return `<!doctype html><html><head><meta charset="utf-8"><title>${title}</title><style>${CSS2}</style></head>
+<body>${body}${script ? `<script>${script}</script>` : ""}</body></html>`;
+}
+
+/** a stacked field: its label above it */
+const sfield = (id: string, label: string, extra = "") =>
+  `<div class="f"><label for="${id}">${label}</label><input id="${id}" name="${id}" ${extra}></div>`;
+
+const radios = (name: string, options: string[], checked: string) =>
+  options
+    .map(
+      (o) =>
+        `<div class="opt"><input type="radio" id="${name}-${o}" name="${name}" value="${o}"${o === checked ? " checked" : ""}><label for="${name}-${o}">${o}</label></div>`,
+    )
+    .join("");
+
+const SHORT_FILLER = Array.from(
+  { length: 30 },
+  (_, i) => `<p>Section ${i + 1}. Our team reviews every request within two working days.</p>`,
+).join("");
+
+/** the active window's class and title on the machine's display */
+const activeWindow = async (m: MachineCalls) =>
+  (await m.sh("xdotool getactivewindow getwindowclassname; xdotool getactivewindow getwindowname")).trim();
+
+const raiseBrowser = (m: MachineCalls) =>
+  m
+    .sh("xdotool search --onlyvisible --class chromium | tail -1 | xargs -r xdotool windowactivate --sync")
+    .then(() => {});
+
+const closeEditors = (m: MachineCalls) =>
+  m
+    .sh(
+      "for w in $(xdotool search --class mousepad); do xdotool windowclose $w 2>/dev/null || xdotool windowkill $w; done; true",
+    )
+    .then(() => raiseBrowser(m));
+
+const HELD_OUT: Task[] = [
+  {
+    name: "ho-create-account",
+    covers: "goal: create an account for <name>, values named by field words",
+    html: page2(
+      "Join",
+      `<main><h1>Create your account</h1><form method="post" action="submit">${sfield("name", "Full name")}${sfield("email", "Email address", 'type="email"')}${sfield("password", "Password", 'type="password"')}<button>Create account</button></form></main>`,
+    ),
+    task: "Create an account for Marie Curie, email marie@radium.fr, password Polonium84",
+    verify: (h) =>
+      lastPost(h)?.name === "Marie Curie" &&
+      lastPost(h)?.email === "marie@radium.fr" &&
+      lastPost(h)?.password === "Polonium84",
+  },
+  {
+    name: "ho-signin",
+    covers: "goal: sign in as <user> with password <p>; a label 'Email or username'",
+    html: page2(
+      "Sign in",
+      `<main><h1>Sign in to Acme</h1><form method="post" action="submit">${sfield("login", "Email or username")}${sfield("password", "Password", 'type="password"')}<div class="opt"><input type="checkbox" id="rm" name="remember"><label for="rm">Remember me</label></div><button>Sign in</button></form></main>`,
+    ),
+    task: "sign in as bob.smith with password Tr0ub4dor",
+    verify: (h) => lastPost(h)?.login === "bob.smith" && lastPost(h)?.password === "Tr0ub4dor",
+  },
+  {
+    name: "ho-newsletter",
+    covers: "field-value list with 'as the', then 'hit <button>'",
+    html: page2(
+      "Newsletter",
+      `<main><h1>Get our weekly letter</h1><form method="post" action="submit">${sfield("first", "First name")}${sfield("email", "Email")}<button>Subscribe</button></form></main>`,
+    ),
+    task: "Enter Lin as the first name and lin@example.org as the email, then hit Subscribe",
+    verify: (h) => lastPost(h)?.first === "Lin" && lastPost(h)?.email === "lin@example.org",
+  },
+  {
+    name: "ho-shipping",
+    covers: "fill out the form: field value, field value; a button named without a verb",
+    html: page2(
+      "Shipping",
+      `<main><h1>Shipping address</h1><form method="post" action="submit">${sfield("street", "Street address")}${sfield("city", "City")}${sfield("zip", "ZIP code")}<button>Continue to payment</button></form></main>`,
+    ),
+    task: "Fill out the shipping form: street 12 Rue Cler, city Lyon, zip 69001, then continue to payment",
+    verify: (h) =>
+      lastPost(h)?.street === "12 Rue Cler" && lastPost(h)?.city === "Lyon" && lastPost(h)?.zip === "69001",
+  },
+  {
+    name: "ho-radio-size",
+    covers: "radio: select the <X> size; 'add it to the cart' (a button's words)",
+    html: page2(
+      "Mug",
+      `<main><h1>Enamel mug</h1><p>14.00</p><form method="post" action="submit"><p><b>Size</b></p>${radios("size", ["Small", "Medium", "Large"], "Medium")}<button>Add to cart</button></form></main>`,
+    ),
+    task: "Select the Large size and add it to the cart",
+    verify: (h) => lastPost(h)?.size === "Large",
+  },
+  {
+    name: "ho-radio-payment",
+    covers: "radio: choose X for Y; 'place the order'",
+    html: page2(
+      "Checkout",
+      `<main><h1>Checkout</h1><form method="post" action="submit"><p><b>Payment method</b></p>${radios("pay", ["Card", "PayPal", "Bank transfer"], "Card")}<button>Place order</button></form></main>`,
+    ),
+    task: "Choose Bank transfer for payment, then place the order",
+    verify: (h) => lastPost(h)?.pay === "Bank transfer",
+  },
+  {
+    name: "ho-language",
+    covers: "dropdown: change <select> to <option>; 'save the changes'",
+    html: page2(
+      "Settings",
+      `<main><h1>Account settings</h1><form method="post" action="submit"><div class="f"><label for="lang">Language</label><select id="lang" name="lang"><option>English</option><option>German</option><option>Spanish</option></select></div><button>Save changes</button></form></main>`,
+    ),
+    task: "Change the language to German and save the changes",
+    verify: (h) => lastPost(h)?.lang === "German",
+  },
+  {
+    name: "ho-timezone",
+    covers: "dropdown: set my <select> to <option> (label 'Time zone' written 'timezone')",
+    html: page2(
+      "Profile",
+      `<main><h1>Your profile</h1><form method="post" action="submit"><div class="f"><label for="tz">Time zone</label><select id="tz" name="tz"><option>UTC</option><option>Europe/Paris</option><option>Asia/Tokyo</option></select></div><button>Save</button></form></main>`,
+    ),
+    task: "set my timezone to Asia/Tokyo and save",
+    verify: (h) => lastPost(h)?.tz === "Asia/Tokyo",
+  },
+  {
+    name: "ho-terms",
+    covers: "checkbox: tick the box to agree to <part of its label>",
+    html: page2(
+      "Terms",
+      `<main><h1>Almost there</h1><form method="post" action="submit"><div class="opt"><input type="checkbox" id="tos" name="tos"><label for="tos">I agree to the Terms of Service</label></div><button>Continue</button></form></main>`,
+    ),
+    task: "Tick the box to agree to the terms, then press Continue",
+    verify: (h) => lastPost(h)?.tos === "on",
+  },
+  {
+    name: "ho-orders-under",
+    covers: "under <section>: <button> on the row for X (same name in another table above)",
+    html: page2(
+      "Orders",
+      `<main><h2>Completed orders</h2><table><tr><th>Customer</th><th>Total</th><th></th></tr><tr><td>Stark Industries</td><td>310.00</td><td><a href="view-done-stark">View</a></td></tr><tr><td>Wayne Enterprises</td><td>99.00</td><td><a href="view-done-wayne">View</a></td></tr></table><h2>Pending orders</h2><table><tr><th>Customer</th><th>Total</th><th></th></tr><tr><td>Wayne Enterprises</td><td>45.00</td><td><a href="view-pending-wayne">View</a></td></tr><tr><td>Oscorp</td><td>12.00</td><td><a href="view-pending-oscorp">View</a></td></tr></table></main>`,
+    ),
+    task: "Under Pending orders, click View on the row for Wayne Enterprises",
+    verify: (h) => got(h, "/view-pending-wayne") && !got(h, "/view-done-wayne"),
+  },
+  {
+    name: "ho-left-of",
+    covers: "the checkbox left of X, then a button",
+    html: page2(
+      "Invoices",
+      `<main><h1>Invoices</h1><form method="post" action="submit">${["INV-1041", "INV-1042", "INV-1043"].map((i) => `<div class="opt"><input type="checkbox" name="sel" value="${i}" id="${i}"><label for="${i}" style="margin-left:24px">${i}</label></div>`).join("")}<button>Archive selected</button></form></main>`,
+    ),
+    task: "Select the checkbox left of INV-1042 and press Archive selected",
+    verify: (h) => {
+      const p = posted(h, "/submit").at(-1);
+      return Boolean(p) && p?.sel === "INV-1042";
+    },
+  },
+  {
+    name: "ho-first",
+    covers: "first: follow the first 'X' link",
+    html: page2(
+      "Blog",
+      `<main><h1>Blog</h1>${["Why we moved to Rust", "Ten years of Acme", "Hiring in Lisbon"].map((t, i) => `<div class="card"><h3>${t}</h3><a href="post-${i + 1}">Read more</a></div>`).join("")}</main>`,
+    ),
+    task: "Follow the first 'Read more' link",
+    verify: (h) => got(h, "/post-1") && !got(h, "/post-2") && !got(h, "/post-3"),
+  },
+  {
+    name: "ho-nth",
+    covers: "the N-th with a numeral (2nd)",
+    html: page2(
+      "Shop",
+      `<main><h1>Mugs</h1><form method="post" action="submit">${["Blue", "Green", "Red", "Black"].map((c) => `<div class="card">${c} mug <button name="add" value="${c}" style="margin-left:30px">Add to cart</button></div>`).join("")}</form></main>`,
+    ),
+    task: "Press the 2nd Add to cart button",
+    verify: (h) => lastPost(h)?.add === "Green",
+  },
+  {
+    name: "ho-last",
+    covers: "last: delete the last comment (the verb is the button's label)",
+    html: page2(
+      "Comments",
+      `<main><h1>Comments</h1><form method="post" action="submit">${["Great post!", "I disagree.", "Spam spam spam"].map((c, i) => `<div class="card">${c} <button name="del" value="${i + 1}" style="margin-left:30px;background:#b3261e">Delete</button></div>`).join("")}</form></main>`,
+    ),
+    task: "delete the last comment",
+    verify: (h) => lastPost(h)?.del === "3",
+  },
+  {
+    name: "ho-scroll-end",
+    covers: "scroll all the way down, then click",
+    html: page2(
+      "Policy",
+      `<main><h1>Privacy policy</h1>${SHORT_FILLER}${SHORT_FILLER}<form method="post" action="submit"><input type="hidden" name="read" value="yes"><button>I have read this</button></form></main>`,
+    ),
+    task: "Scroll all the way down and click I have read this",
+    verify: (h) => lastPost(h)?.read === "yes",
+  },
+  {
+    name: "ho-scroll-find",
+    covers: "keep scrolling until you find X, then click it (a pronoun)",
+    html: page2(
+      "Help",
+      `<main><h1>Help centre</h1>${SHORT_FILLER}<form method="post" action="submit"><input type="hidden" name="contact" value="1"><button>Contact support</button></form>${SHORT_FILLER}</main>`,
+    ),
+    task: "Keep scrolling until you find Contact support, then click it",
+    verify: (h) => lastPost(h)?.contact === "1",
+  },
+  {
+    name: "ho-export-wait",
+    covers: "start <thing>, wait till it's done, then <verb> the <thing> (buttons named by a goal)",
+    html: page2(
+      "Export",
+      `<main><h1>Data export</h1><button id="go" onclick="go()">Start export</button><p id="st"></p><form id="dl" method="post" action="submit" style="display:none"><input type="hidden" name="file" value="export.zip"><button>Download file</button></form></main>`,
+      `function go(){document.getElementById('go').disabled=true;let p=0;const st=document.getElementById('st');const t=setInterval(()=>{p+=25;st.textContent='Exporting... '+p+'%';if(p>=100){clearInterval(t);st.textContent='Export complete';fetch('ready',{method:'POST'});document.getElementById('dl').style.display='block';}},1200);}`,
+    ),
+    task: "Start the export, wait till it's done and then download the file",
+    verify: (h) => {
+      const ready = posted(h, "/ready")[0];
+      const dl = posted(h, "/submit")[0];
+      return Boolean(ready && dl && dl.at >= ready.at);
+    },
+  },
+  {
+    name: "ho-terminal",
+    covers: "open a terminal and make a file called X that says Y",
+    html: page2("Blank", `<main><h1>Start page</h1></main>`),
+    task: "Open a terminal and make a file called todo.txt that says buy milk",
+    verify: async (_h, files) => (await files("todo.txt"))?.trim() === "buy milk",
+    cleanup: async (m) => {
+      await m.sh(
+        "for w in $(xdotool search --class xterm); do xdotool windowclose $w 2>/dev/null || xdotool windowkill $w; done; true",
+      );
+      await raiseBrowser(m);
+    },
+  },
+  {
+    name: "ho-open-editor",
+    covers: "open <app>: launch the text editor (verified by the active window)",
+    html: page2("Blank", `<main><h1>Start page</h1></main>`),
+    task: "Launch the text editor",
+    verify: () => true,
+    verifyMachine: async (m) => /mousepad/i.test(await activeWindow(m)),
+    cleanup: closeEditors,
+  },
+  {
+    name: "ho-window-switch",
+    covers: "window by title: switch to the text editor window (verified by the active window)",
+    html: page2("Notes", `<main><h1>Meeting notes</h1><p>Nothing yet.</p></main>`),
+    setup: async (m) => {
+      await m.action("key_combo", { keys: ["ctrl", "alt", "e"] });
+      await m.sh(
+        "for i in $(seq 30); do xdotool search --onlyvisible --class mousepad >/dev/null && break; sleep 0.2; done; true",
+      );
+      await new Promise((r) => setTimeout(r, 500));
+      await raiseBrowser(m);
+      await new Promise((r) => setTimeout(r, 500));
+    },
+    task: "Switch to the text editor window",
+    verify: () => true,
+    verifyMachine: async (m) => /mousepad/i.test(await activeWindow(m)),
+    cleanup: closeEditors,
+  },
+  {
+    name: "ho-imp-coupon",
+    covers: "impossible: no coupon field on the page",
+    impossible: true,
+    html: page2(
+      "Cart",
+      `<main><h1>Your cart</h1><p>Enamel mug x 1: 14.00</p><form method="post" action="submit"><input type="hidden" name="checkout" value="1"><button>Checkout</button></form></main>`,
+    ),
+    task: "Apply the coupon code SAVE20",
+    verify: () => true,
+  },
+  {
+    name: "ho-imp-login",
+    covers: "impossible: the site rejects the password",
+    impossible: true,
+    html: page2(
+      "Log in",
+      `<main><h1>Log in</h1><form method="post" action="reject-login">${sfield("user", "Username")}${sfield("password", "Password", 'type="password"')}<button>Log in</button></form></main>`,
+    ),
+    respond: (sub, method) =>
+      sub === "reject-login" && method === "POST"
+        ? page2(
+            "Log in",
+            `<main><h1>Log in</h1><p style="color:#b00">Incorrect username or password.</p><form method="post" action="reject-login">${sfield("user", "Username")}${sfield("password", "Password", 'type="password"')}<button>Log in</button></form></main>`,
+          )
+        : undefined,
+    task: "Log in as admin with the password letmein",
+    verify: () => true,
+  },
+  {
+    name: "ho-imp-careers",
+    covers: "impossible: no such page link",
+    impossible: true,
+    html: page2(
+      "Acme",
+      `<nav style="padding:14px 40px;background:#eee"><a href="home" style="margin-right:30px">Home</a><a href="about" style="margin-right:30px">About</a><a href="blog">Blog</a></nav><main style="top:90px"><h1>Acme Corporation</h1><p>We make everything.</p></main>`,
+    ),
+    task: "Go to the Careers page",
+    verify: (h) => !h.some((x) => x.method === "GET"),
+  },
+];
+
 /** `--name=value` (so `npm run bench -- agent-tasks --only=a,b` does not take the value for a suite) */
 const arg = (name: string) => process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
 
@@ -408,13 +742,16 @@ export async function benchAgentTasks() {
     return;
   }
   const only = arg("only")?.split(",");
+  const set = arg("set") ?? "all";
   const verbose = process.argv.includes("--verbose");
-  const tasks = only ? TASKS.filter((t) => only.includes(t.name)) : TASKS;
+  const ALL = [...TASKS, ...HELD_OUT];
+  const inSet = set === "tuning" ? TASKS : set === "heldout" ? HELD_OUT : ALL;
+  const tasks = only ? ALL.filter((t) => only.includes(t.name)) : inSet;
   const hits = new Map<string, Hit[]>();
   const server = http.createServer((req, res) => {
     const url = new URL(req.url ?? "/", "http://x");
     const [, name, ...rest] = url.pathname.split("/");
-    const task = TASKS.find((t) => t.name === name);
+    const task = ALL.find((t) => t.name === name);
     let body = "";
     req.on("data", (d) => (body += d));
     req.on("end", () => {
@@ -430,6 +767,8 @@ export async function benchAgentTasks() {
       if (!task) return res.end("not found");
       const sub = rest.join("/");
       if (sub === "" || sub === "start") return res.end(task.html);
+      const own = task.respond?.(sub, req.method ?? "GET");
+      if (own !== undefined) return res.end(own);
       if (sub === "reject")
         return res.end(
           page(
@@ -469,6 +808,7 @@ export async function benchAgentTasks() {
   let machine: string | null = null;
   const rows: {
     name: string;
+    heldOut: boolean;
     verified: boolean;
     falseSuccess: boolean;
     status: string;
@@ -490,6 +830,15 @@ export async function benchAgentTasks() {
       if (m.status === "error") throw new Error(`machine failed: ${JSON.stringify(m)}`);
       await new Promise((r) => setTimeout(r, 500));
     }
+    const calls: MachineCalls = {
+      sh: async (command) => {
+        const r = await req("POST", `/v1/machines/${machine}/terminal`, { command, timeout_ms: 20_000 });
+        return String(r.result?.output ?? "");
+      },
+      action: async (command, parameters) => {
+        await req("POST", `/v1/machines/${machine}/actions`, { command, parameters, include_screenshot: false });
+      },
+    };
     const files = async (p: string) => {
       try {
         const r = await req("POST", `/v1/machines/${machine}/files/read`, { parameters: { path: p } });
@@ -503,6 +852,7 @@ export async function benchAgentTasks() {
       hits.set(t.name, []);
       await req("POST", `/v1/machines/${machine}/browser/navigate`, { parameters: { url: `${base}/${t.name}/start` } });
       await new Promise((r) => setTimeout(r, 800));
+      if (t.setup) await t.setup(calls);
       hits.set(t.name, []); // the page load itself is not the task's doing
       const t0 = performance.now();
       const run = await req("POST", "/v1/runs", {
@@ -520,13 +870,17 @@ export async function benchAgentTasks() {
       const secs = (performance.now() - t0) / 1000;
       if (r.status === "awaiting_human") await req("POST", `/v1/runs/${run.id}/cancel`).catch(() => {});
       const h = hits.get(t.name) ?? [];
-      const stateOk = t.impossible ? nothingAccepted(t, h) : await t.verify(h, files);
+      const stateOk = t.impossible
+        ? nothingAccepted(h) && (await t.verify(h, files))
+        : (await t.verify(h, files)) && (!t.verifyMachine || (await t.verifyMachine(calls)));
       const succeeded = r.status === "succeeded";
       const verified = t.impossible ? stateOk && !succeeded : stateOk;
       const falseSuccess = succeeded && (t.impossible || !stateOk);
       const why = (r.error?.message as string | undefined) ?? "";
+      const cleanup = t.cleanup?.(calls).catch((e) => console.log(`       cleanup: ${e}`));
       rows.push({
         name: t.name,
+        heldOut: HELD_OUT.includes(t),
         verified,
         falseSuccess,
         status: r.status,
@@ -552,6 +906,7 @@ export async function benchAgentTasks() {
         for (const st of steps)
           console.log(`       ${st.step} ${JSON.stringify(st.actions)} ${st.reasoning ?? ""}`.slice(0, 400));
       }
+      await cleanup;
     }
   } finally {
     if (machine) await req("DELETE", `/v1/machines/${machine}`).catch(() => {});
@@ -560,21 +915,28 @@ export async function benchAgentTasks() {
     await inet.close();
     await rm(root, { recursive: true, force: true });
   }
-  const n = rows.length;
-  const ok = rows.filter((r) => r.verified).length;
-  const fs = rows.filter((r) => r.falseSuccess).length;
-  const credits = rows.reduce((a, r) => a + r.credits, 0);
-  const secs = rows.reduce((a, r) => a + r.s, 0);
-  const impossible = tasks.filter((t) => t.impossible).length;
-  const refused = rows.filter((r) => tasks.find((t) => t.name === r.name)?.impossible && r.verified).length;
-  console.log(
-    `\ntasks verified ${ok}/${n} (${((100 * ok) / Math.max(1, n)).toFixed(1)}%), false successes ${fs}, impossible refused ${refused}/${impossible}, credits per task ${(credits / Math.max(1, n)).toFixed(1)}, time per task ${(secs / Math.max(1, n)).toFixed(1)} s`,
-  );
+  console.log("");
+  for (const [label, part] of [
+    ["tuning set", rows.filter((r) => !r.heldOut)],
+    ["held-out set", rows.filter((r) => r.heldOut)],
+  ] as const) {
+    if (part.length === 0) continue;
+    const n = part.length;
+    const ok = part.filter((r) => r.verified).length;
+    const fs = part.filter((r) => r.falseSuccess).length;
+    const credits = part.reduce((a, r) => a + r.credits, 0);
+    const secs = part.reduce((a, r) => a + r.s, 0);
+    const imp = part.filter((r) => ALL.find((t) => t.name === r.name)?.impossible);
+    const refused = imp.filter((r) => r.verified).length;
+    console.log(
+      `${label}: tasks verified ${ok}/${n} (${((100 * ok) / Math.max(1, n)).toFixed(1)}%), false successes ${fs}, impossible refused ${refused}/${imp.length}, credits per task ${(credits / Math.max(1, n)).toFixed(1)}, time per task ${(secs / Math.max(1, n)).toFixed(1)} s`,
+    );
+  }
 }
 
 /** An impossible task's state: nothing the site accepted (a rejected submit is not an acceptance). */
-function nothingAccepted(t: Task, hits: Hit[]): boolean {
-  return !hits.some((h) => h.method === "POST" && !h.path.endsWith("/reject")) && Boolean(t.verify);
+function nothingAccepted(hits: Hit[]): boolean {
+  return !hits.some((h) => h.method === "POST" && !/\/reject[^/]*$/.test(h.path));
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
