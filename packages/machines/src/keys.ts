@@ -124,9 +124,3 @@ export function toKeysym(name: string): string | null {
 export function isValidKeyName(name: string): boolean {
   return toKeysym(name) !== null;
 }
-
-/** Canonical lower-case name used by results and the mock provider. */
-export function canonicalKey(name: string): string {
-  if ([...name].length === 1) return name;
-  return name.toLowerCase();
-}

@@ -29,4 +29,3 @@ export function parseMachineId(id: unknown): { id: string; mode: KeyMode } {
 
 export const newCommandId = (): string => `cmd_${randomBytes(12).toString("hex")}`;
 export const newFrameId = (): string => `frm_${randomBytes(12).toString("hex")}`;
-export const newSnapshotId = (): string => `snap_${randomBytes(12).toString("hex")}`;

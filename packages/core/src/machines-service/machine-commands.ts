@@ -88,8 +88,6 @@ async function screenAfter(deps: MachinesDeps, m: Machine, include: boolean | un
     return { screenshot: null };
   }
 }
-export const browserScope = (): MachineScope => BROWSER_OP_SCOPE;
-export const terminalScope = (): MachineScope => TERMINAL_SCOPE;
 export const fileScope = (op: string): MachineScope | undefined => fileOpScope(op);
 
 async function runningMachine(deps: MachinesDeps, principal: MachinePrincipal, id: string): Promise<Machine> {

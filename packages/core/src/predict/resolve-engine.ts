@@ -22,12 +22,6 @@ export type EngineChoice =
   | { kind: "managed"; engine: Engine; provider: "managed"; model: string }
   | { kind: "byok"; engine: Engine; provider: LlmProvider; model: string; apiKey: string };
 
-export interface ByokIntent {
-  provider: LlmProvider;
-  apiKey: string | null;
-  model?: string;
-}
-
 /** Reads the provider intent from headers and body (no key lookup yet). */
 export function readLlmIntent(r: LlmRequest): {
   provider: LlmProvider | "managed" | null;
