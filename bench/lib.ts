@@ -117,3 +117,39 @@ export async function startBenchService(opts: { credits?: number; env?: Record<s
     },
   };
 }
+
+// ------------------------------------------------------------------------------------------------
+// Issue 16's table: each suite reports the rows it measured; `npm run bench -- perf` runs the suites that
+// measure them and prints the table once at the end (figure, baseline measured in the same run, target).
+
+export interface TargetRow {
+  /** the issue's row name */
+  row: string;
+  /** what was measured, formatted ("0.31x", "12.4 ms") */
+  value: string;
+  /** the baseline it was measured against in the same run, formatted; "" when the row is absolute */
+  baseline: string;
+  /** the target, formatted (">= 0.25x") */
+  target: string;
+  met: boolean;
+}
+
+const targetRows: TargetRow[] = [];
+
+export function reportTarget(r: TargetRow): void {
+  const i = targetRows.findIndex((t) => t.row === r.row);
+  if (i >= 0) targetRows[i] = r;
+  else targetRows.push(r);
+}
+
+export function printTargets(title: string): void {
+  if (!targetRows.length) return;
+  const w = Math.max(...targetRows.map((r) => r.row.length));
+  console.log(`\n== ${title} ==`);
+  for (const r of targetRows) {
+    const base = r.baseline ? `  (baseline ${r.baseline})` : "";
+    console.log(
+      `${r.row.padEnd(w)}  ${r.value.padStart(9)}  target ${r.target.padEnd(9)} ${r.met ? "met" : "NOT MET"}${base}`,
+    );
+  }
+}

@@ -1,9 +1,11 @@
-// npm run bench [-- <name> ...]   (names: api, predict, machines, runs, fuzz, wallet, workflows, agent-tasks;
-// all but agent-tasks when none is named)
+// npm run bench [-- <name> ...]   (names: api, predict, machines, runs, fuzz, wallet, workflows, agent-tasks,
+// perf; all but agent-tasks and perf when none is named)
+// perf: every row of issue 16's table in one command (api, predict, runs, machines, grounding), then the table.
 // The grounding benchmark runs on its own: npx tsx bench/grounding/run.ts
 import { benchAgentTasks } from "./agent-tasks.ts";
 import { benchApi } from "./api.ts";
 import { benchFuzz } from "./fuzz.ts";
+import { printTargets } from "./lib.ts";
 import { benchMachines } from "./machines-api.ts";
 import { benchPredict } from "./predict.ts";
 import { benchRuns } from "./runs.ts";
@@ -19,10 +21,14 @@ const suites: Record<string, () => Promise<void>> = {
   wallet: benchWallet,
   workflows: benchWorkflows,
   "agent-tasks": benchAgentTasks,
+  perf: async () => {
+    for (const s of [benchApi, benchPredict, benchRuns, benchMachines]) await s();
+  },
 };
+const onlyWhenNamed = ["agent-tasks", "perf"];
 const wanted = process.argv.slice(2).filter((a) => !a.startsWith("-"));
-// agent-tasks (several minutes of real runs on a desktop) runs only when named
-for (const name of wanted.length ? wanted : Object.keys(suites).filter((n) => n !== "agent-tasks")) {
+// agent-tasks (several minutes of real runs on a desktop) and perf run only when named
+for (const name of wanted.length ? wanted : Object.keys(suites).filter((n) => !onlyWhenNamed.includes(n))) {
   const s = suites[name];
   if (!s) {
     console.error(`unknown benchmark "${name}"; have: ${Object.keys(suites).join(", ")}`);
@@ -30,4 +36,5 @@ for (const name of wanted.length ? wanted : Object.keys(suites).filter((n) => n 
   }
   await s();
 }
+printTargets("issue 16 targets (ratios and baselines from this run)");
 process.exit(process.exitCode ?? 0);
