@@ -1,5 +1,7 @@
 // Benchmark of the local desktop provider on a real 1280x720 desktop:
-//   provision time, screenshot latency p50/p99, actions/s for a batch of 50 clicks, terminate time.
+//   provision time, screenshot latency p50/p99 next to the raw framebuffer read and the scrot capture
+//   measured in turns in the same run, the PNG encoder's settings, actions/s for a batch of 50 clicks,
+//   terminate time.
 // Run as root (it creates a machine user): npx tsx bench/machines-desktop.ts [--shots N] [--batches N]
 // Needs the packages of scripts/install-desktop-deps.sh.
 
@@ -8,6 +10,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import http from "node:http";
 import os from "node:os";
 import path from "node:path";
+import { FRAMEBUFFER_FILE, readFramebuffer, xwdToPng } from "@cua/machines/framebuffer";
 import { startTestInternet } from "@cua/machines/isolation/test-internet";
 import { LocalDesktopProvider } from "@cua/machines/local-desktop-provider";
 
@@ -60,17 +63,53 @@ try {
   if (!btn) throw new Error("button not found");
   await new Promise((r) => setTimeout(r, 1000));
 
-  // screenshots
-  for (let i = 0; i < 5; i++) await provider.screenshot(handle);
-  const lat: number[] = [];
-  let bytes = 0;
+  // screenshots (issue 16), in turns so that a change of load falls on every row alike:
+  //   raw    the framebuffer file read alone (the floor of any capture: no PNG)
+  //   shot   provider.screenshot(): that read plus the PNG encoding (the path every caller takes)
+  //   scrot  the previous way: a scrot process per shot, its PNG read back from a file
+  const fbFile = path.join(String(handle.runtime_dir), FRAMEBUFFER_FILE);
+  const screen = { width: 1280, height: 720 };
+  const modes = {
+    raw: async () => {
+      await readFramebuffer(fbFile, Number(handle.uid), screen);
+      return 0;
+    },
+    shot: async () => (await provider.screenshot(handle)).png.length,
+    scrot: async () => (await provider.screenshotVia(handle, "scrot")).png.length,
+  };
+  const lat: Record<keyof typeof modes, number[]> = { raw: [], shot: [], scrot: [] };
+  const bytes: Record<keyof typeof modes, number> = { raw: 0, shot: 0, scrot: 0 };
+  for (const m of Object.values(modes)) for (let i = 0; i < 3; i++) await m();
   for (let i = 0; i < shots; i++) {
-    t0 = performance.now();
-    const s = await provider.screenshot(handle);
-    lat.push(performance.now() - t0);
-    bytes += s.png.length;
+    for (const [name, m] of Object.entries(modes) as [keyof typeof modes, () => Promise<number>][]) {
+      t0 = performance.now();
+      bytes[name] += await m();
+      lat[name].push(performance.now() - t0);
+    }
   }
-  lat.sort((a, b) => a - b);
+  for (const l of Object.values(lat)) l.sort((a, b) => a - b);
+  // the encoder's settings on the same frame: zlib level and row filter, time and size
+  const frame = await readFramebuffer(fbFile, Number(handle.uid), screen);
+  const encodings: string[] = [];
+  for (const [level, filter] of [
+    [1, 1],
+    [1, 0],
+    [2, 0],
+    [3, 1],
+    [6, 1],
+  ] as const) {
+    const ms: number[] = [];
+    let size = 0;
+    for (let i = 0; i < 20; i++) {
+      t0 = performance.now();
+      size = (await xwdToPng(frame.data, frame.layout, { level, filter })).length;
+      ms.push(performance.now() - t0);
+    }
+    ms.sort((a, b) => a - b);
+    encodings.push(
+      `level ${level} filter ${filter ? "sub" : "none"}: p50 ${pct(ms, 50).toFixed(1)} ms, ${Math.round(size / 1024)} KiB`,
+    );
+  }
 
   // batches of 50 clicks
   const steps = Array.from({ length: 50 }, () => ({
@@ -101,9 +140,20 @@ try {
   console.log(`machines desktop benchmark (1280x720, ${os.cpus().length} cores, load ${load})`);
   console.log(`provision (user + Xvfb + openbox + Chromium ready): ${provisionMs.toFixed(0)} ms`);
   console.log(`restart (stop + start): ${restartMs.toFixed(0)} ms`);
+  for (const [name, label] of [
+    ["raw", "framebuffer read alone (baseline)"],
+    ["shot", "screenshot (framebuffer + PNG)"],
+    ["scrot", "screenshot through scrot (before)"],
+  ] as const) {
+    const l = lat[name];
+    console.log(
+      `${label.padEnd(36)} x${shots}: p50 ${pct(l, 50).toFixed(1)} ms, p99 ${pct(l, 99).toFixed(1)} ms${bytes[name] ? `, avg PNG ${Math.round(bytes[name] / shots / 1024)} KiB` : ""}`,
+    );
+  }
   console.log(
-    `screenshot x${shots}: p50 ${pct(lat, 50).toFixed(1)} ms, p99 ${pct(lat, 99).toFixed(1)} ms, avg PNG ${Math.round(bytes / shots / 1024)} KiB`,
+    `screenshot p50 vs the raw read: ${(pct(lat.shot, 50) / pct(lat.raw, 50)).toFixed(1)}x; vs scrot: ${(pct(lat.shot, 50) / pct(lat.scrot, 50)).toFixed(2)}x`,
   );
+  for (const e of encodings) console.log(`  encoder ${e}`);
   console.log(
     `batch of 50 clicks x${batches}: median ${pct(rates, 50).toFixed(0)} actions/s (min ${rates[0]?.toFixed(0)}, max ${rates[rates.length - 1]?.toFixed(0)}); page counted ${counted}/${50 * batches} clicks`,
   );

@@ -3,7 +3,8 @@
 // Per machine: an unprivileged user with its own home under rootDir, a free X display served by Xvfb
 // with its own -auth cookie and -nolisten tcp, openbox, and Chromium (own process group, own
 // --user-data-dir in the home, DevTools on 127.0.0.1 at a per-machine port). Input goes through
-// xdotool, screenshots through scrot (ImageMagick `import` as a fallback), VNC through x11vnc +
+// xdotool, screenshots read from Xvfb's framebuffer file (framebuffer.ts; scrot, then ImageMagick
+// `import`, when there is none), VNC through x11vnc +
 // websockify (noVNC) started on demand. Every process runs as the machine's user, detached in its own
 // process group, with a clean environment; stop and terminate reap everything that user runs.
 // See docs/machines-provider.md.
@@ -40,6 +41,7 @@ import {
 } from "./desktop-requirements.ts";
 import { type DevtoolsGuardState, guardDevtoolsPorts } from "./devtools-guard.ts";
 import { runFileOp } from "./file-ops.ts";
+import { FRAMEBUFFER_FILE, readFramebuffer, xwdToPng } from "./framebuffer.ts";
 import { type IsolationMode, type IsolationStatus, MachineIsolation } from "./isolation/machine-isolation.ts";
 import { ipcnsPathOf, mntnsPathOf } from "./isolation/mount.ts";
 import { netnsNameOf } from "./isolation/network.ts";
@@ -54,6 +56,7 @@ import {
   portFree,
   portOpen,
   processesOfUid,
+  procInfo,
   reapUid,
   run,
   runChecked,
@@ -146,6 +149,8 @@ export interface LocalDesktopProviderOptions {
   novncWebDir?: string;
   /** PNG compression level passed to scrot -q (1..100, higher = faster, larger); default 75 */
   screenshotQuality?: number;
+  /** zlib level of screenshots encoded from the framebuffer (0..9; default 1, framebuffer.ts) */
+  screenshotLevel?: number;
   /** provider name stored in handles (default "local-desktop") */
   name?: string;
   /**
@@ -386,6 +391,7 @@ export class LocalDesktopProvider implements MachineProvider {
       startTimeoutMs: options.startTimeoutMs ?? 30_000,
       novncWebDir: options.novncWebDir ?? "/usr/share/novnc",
       screenshotQuality: options.screenshotQuality ?? 75,
+      screenshotLevel: options.screenshotLevel ?? 1,
       devtoolsGuard: options.devtoolsGuard ?? true,
       onWarning: options.onWarning ?? ((m: string) => console.warn(m)),
     };
@@ -1019,6 +1025,9 @@ export class LocalDesktopProvider implements MachineProvider {
     const h = rt.handle;
     const authFile = path.join(h.runtime_dir, "Xauthority");
     await writeRootFile(authFile, xauthEntry(display, randomBytes(16)), 0o600, rt.user);
+    // the framebuffer file (framebuffer.ts): created afresh by root in the root-owned runtime directory and
+    // given to the user, so Xvfb (as the user) can map it but the user cannot swap it for a link
+    await writeRootFile(path.join(h.runtime_dir, FRAMEBUFFER_FILE), "", 0o600, rt.user);
     const { child, pid } = spawnDaemon(
       rt.user,
       this.bin("Xvfb"),
@@ -1034,6 +1043,11 @@ export class LocalDesktopProvider implements MachineProvider {
         "-noreset",
         "-dpi",
         "96",
+        // screenshots read the screen from this file (framebuffer.ts); no pointer is drawn into it, as an
+        // X GetImage (scrot) never showed it either
+        "-fbdir",
+        h.runtime_dir,
+        "-nocursor",
       ],
       { env: userEnv(rt.user), logFile: path.join(h.runtime_dir, "xvfb.log") },
     );
@@ -1375,7 +1389,52 @@ export class LocalDesktopProvider implements MachineProvider {
     return this.capture(rt);
   }
 
+  /**
+   * The screen, from Xvfb's framebuffer file when this desktop's Xvfb keeps one (framebuffer.ts), else
+   * (a desktop started by an older version, a layout the reader does not know) through scrot.
+   * `source` forces one way (benchmarks compare them in one run).
+   */
+  async screenshotVia(handle: MachineHandle, source: "framebuffer" | "scrot"): Promise<Screenshot> {
+    const rt = this.running(handle);
+    assertDesktop(rt.handle);
+    if (source === "scrot") return this.captureWithPrograms(rt);
+    const shot = await this.captureFramebuffer(rt);
+    if (!shot) throw new CoreError("SCREENSHOT_FAILED", "This desktop's X server keeps no framebuffer file.");
+    return shot;
+  }
+
   private async capture(rt: Runtime): Promise<Screenshot> {
+    const shot = await this.captureFramebuffer(rt).catch((e: unknown) => {
+      if (!this.framebufferWarned) {
+        this.framebufferWarned = true;
+        this.opts.onWarning(
+          `machines: a screenshot could not be read from Xvfb's framebuffer (${e instanceof Error ? e.message : String(e)}); capturing through scrot instead (slower)`,
+        );
+      }
+      return null;
+    });
+    return shot ?? this.captureWithPrograms(rt);
+  }
+  private framebufferWarned = false;
+
+  /**
+   * Reads and encodes the framebuffer file of the desktop's live Xvfb; null when there is none to read (no
+   * Xvfb running with -fbdir: a dead X server must fail through the programs' path, never show its last frame).
+   */
+  private async captureFramebuffer(rt: Runtime): Promise<Screenshot | null> {
+    const h = rt.handle;
+    const rec = h.processes.find((p) => p.role === "xvfb");
+    if (!rec || h.display === null) return null;
+    const info = await procInfo(rec.pid);
+    if (!info || info.state === "Z" || info.start_time !== rec.start_time || info.uid !== rt.user.uid) return null;
+    if (info.cmdline[1] !== `:${h.display}` || !info.cmdline.includes("-fbdir")) return null;
+    const captured_at = nowIso();
+    const { layout, data } = await readFramebuffer(path.join(h.runtime_dir, FRAMEBUFFER_FILE), rt.user.uid, h.screen);
+    const png = await xwdToPng(data, layout, { level: this.opts.screenshotLevel });
+    return { png, mime_type: "image/png", width: layout.width, height: layout.height, captured_at };
+  }
+
+  private async captureWithPrograms(rt: Runtime): Promise<Screenshot> {
     const env = this.envFor(rt);
     // scrot cannot write to "-" when stdout is a socket (how Node wires child stdio): it writes a file
     // in the machine's runtime/tmp (the user's) and the service reads it back without following links
@@ -1633,6 +1692,9 @@ export class LocalDesktopProvider implements MachineProvider {
             "-forever",
             "-shared",
             "-noxdamage",
+            // Xvfb runs with -nocursor (screenshots come from its framebuffer): viewers get a plain arrow
+            "-cursor",
+            "arrow",
             "-quiet",
           ],
           { env, logFile: path.join(h.runtime_dir, "x11vnc.log") },

@@ -3,7 +3,7 @@
 // Needs root (useradd) and the Debian packages of scripts/install-desktop-deps.sh; skipped otherwise.
 
 import { execFileSync } from "node:child_process";
-import { existsSync } from "node:fs";
+import { existsSync, lstatSync } from "node:fs";
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import http from "node:http";
 import net from "node:net";
@@ -251,6 +251,24 @@ describe("local desktop provider (real Xvfb desktop)", () => {
     }
     expect([shot.width, shot.height]).toEqual([1280, 720]);
     expect(distinctColors(decodePng(shot.png))).toBeGreaterThan(20);
+  });
+
+  it("screenshots read from Xvfb's framebuffer file show what X shows (scrot), pixel for pixel, pointer excluded (issue 16)", async () => {
+    // the pointer over the page, where the X server would draw it if it drew one into its framebuffer
+    await provider.execute(handle, "move", { x: 300, y: 300 });
+    const fb = path.join(String(handle.runtime_dir), "Xvfb_screen0");
+    const st = lstatSync(fb);
+    expect([st.isFile(), st.uid, st.mode & 0o777]).toEqual([true, Number(handle.uid), 0o600]);
+    // the same static screen both ways; a repaint in between (a caret, an animation) gets another try
+    let same = false;
+    for (let i = 0; i < 5 && !same; i++) {
+      const a = decodePng((await provider.screenshotVia(handle, "framebuffer")).png);
+      const b = decodePng((await provider.screenshotVia(handle, "scrot")).png);
+      const c = decodePng((await provider.screenshotVia(handle, "framebuffer")).png);
+      expect([a.width, a.height, b.width, b.height]).toEqual([1280, 720, 1280, 720]);
+      same = a.data.equals(b.data) && b.data.equals(c.data);
+    }
+    expect(same).toBe(true);
   });
 
   it("opens a local page, clicks and types through xdotool, and reads the reaction back through dom", async () => {

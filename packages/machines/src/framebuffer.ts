@@ -1,0 +1,181 @@
+// Screenshots straight from Xvfb's framebuffer (issue 16). Xvfb started with `-fbdir <dir>` keeps its screen
+// in a memory-mapped file, `<dir>/Xvfb_screen0`, in XWD format (a big-endian header, a colormap, then the
+// pixels as the server stores them). Reading that file costs no process, no X round trip and no copy
+// through the X socket; the PNG is encoded here, with zlib at a level tuned for speed (docs/machines.md
+// "Screenshots" has the measurements behind the choices).
+//
+// The file belongs to the machine's user (Xvfb writes it), so it is read like any file that user controls:
+// without following links, a regular file owned by that uid, of exactly the size the header announces.
+// The reader does not synchronise with the X server: a frame read while a client draws can mix the old
+// and new contents of the region being drawn (an X GetImage would wait for the draw to finish).
+
+import { constants as fsc } from "node:fs";
+import { open } from "node:fs/promises";
+import { promisify } from "node:util";
+import zlib from "node:zlib";
+
+const deflate = promisify(zlib.deflate);
+
+/** Xvfb's name for screen 0's file in its -fbdir directory. */
+export const FRAMEBUFFER_FILE = "Xvfb_screen0";
+
+/** The pixel layout this reader understands: 32 bits per pixel, 8-bit channels, TrueColor. */
+export interface XwdLayout {
+  width: number;
+  height: number;
+  /** offset of the first pixel row (header + colormap) */
+  dataOffset: number;
+  bytesPerLine: number;
+  /** byte index of red, green and blue inside a 4-byte pixel */
+  r: number;
+  g: number;
+  b: number;
+  /** header + colormap + pixels */
+  fileSize: number;
+}
+
+const XWD_HEADER_MIN = 100; // 25 CARD32 fields, then the window name
+const XWD_COLOR_SIZE = 12;
+
+/** The layout of an XWD image, or null when it is not one this reader can convert (then: another capture). */
+export function parseXwd(header: Buffer): XwdLayout | null {
+  if (header.length < XWD_HEADER_MIN) return null;
+  const f = (i: number) => header.readUInt32BE(i * 4);
+  const [headerSize, version, format, depth, width, height] = [f(0), f(1), f(2), f(3), f(4), f(5)];
+  const [byteOrder, bitsPerPixel, bytesPerLine, visualClass] = [f(7), f(11), f(12), f(13)];
+  const [redMask, greenMask, blueMask, ncolors] = [f(14), f(15), f(16), f(19)];
+  // version 7, ZPixmap, depth 24, 32 bpp, TrueColor (4) or DirectColor (5)
+  if (version !== 7 || format !== 2 || depth !== 24 || bitsPerPixel !== 32) return null;
+  if (visualClass !== 4 && visualClass !== 5) return null;
+  if (width < 1 || height < 1 || width > 16_384 || height > 16_384 || bytesPerLine < width * 4) return null;
+  if (headerSize < XWD_HEADER_MIN || headerSize > 4096 || ncolors > 65_536) return null;
+  // where each 8-bit channel sits in the pixel's bytes (byteOrder 0: least significant byte first)
+  const index = (mask: number): number => {
+    const shift = [0, 8, 16, 24].find((s) => mask >>> 0 === (0xff << s) >>> 0);
+    if (shift === undefined) return -1;
+    return byteOrder === 0 ? shift / 8 : 3 - shift / 8;
+  };
+  const [r, g, b] = [index(redMask), index(greenMask), index(blueMask)];
+  if (r < 0 || g < 0 || b < 0) return null;
+  const dataOffset = headerSize + ncolors * XWD_COLOR_SIZE;
+  return { width, height, dataOffset, bytesPerLine, r, g, b, fileSize: dataOffset + bytesPerLine * height };
+}
+
+/**
+ * Reads the framebuffer file of a machine's Xvfb: no symlinks, a regular file owned by `uid`, exactly the
+ * size its header announces and `expected` pixels wide and high. Throws otherwise.
+ */
+export async function readFramebuffer(
+  file: string,
+  uid: number,
+  expected: { width: number; height: number },
+): Promise<{ layout: XwdLayout; data: Buffer }> {
+  const fh = await open(file, fsc.O_RDONLY | fsc.O_NOFOLLOW | fsc.O_NONBLOCK);
+  try {
+    const st = await fh.stat();
+    if (!st.isFile() || st.uid !== uid) throw new Error("the framebuffer is not the machine's regular file");
+    if (st.size > 16_384 * 16_384 * 4 + 1_000_000) throw new Error("the framebuffer file is too large");
+    // one read of the whole file (the header's size is known only after reading it, the file's size is not)
+    const data = Buffer.allocUnsafeSlow(st.size);
+    let got = 0;
+    while (got < data.length) {
+      const { bytesRead } = await fh.read(data, got, data.length - got, got);
+      if (bytesRead === 0) break;
+      got += bytesRead;
+    }
+    const layout = parseXwd(data.subarray(0, Math.min(got, 4096)));
+    if (!layout) throw new Error("the framebuffer is not a 24-bit XWD image");
+    if (layout.width !== expected.width || layout.height !== expected.height)
+      throw new Error(`the framebuffer is ${layout.width}x${layout.height}, not ${expected.width}x${expected.height}`);
+    if (got < layout.fileSize) throw new Error("the framebuffer file is shorter than its header says");
+    return { layout, data };
+  } finally {
+    await fh.close();
+  }
+}
+
+const SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
+const CRC_TABLE = (() => {
+  const t = new Int32Array(256);
+  for (let n = 0; n < 256; n++) {
+    let c = n;
+    for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
+    t[n] = c;
+  }
+  return t;
+})();
+// node >= 22.2 has zlib.crc32 (native); the table is the fallback
+const nativeCrc = (zlib as unknown as { crc32?: (data: Uint8Array, value?: number) => number }).crc32;
+function crc32(b: Buffer, start: number, end: number): number {
+  if (nativeCrc) return nativeCrc(b.subarray(start, end)) >>> 0;
+  let c = -1;
+  for (let i = start; i < end; i++) c = CRC_TABLE[(c ^ b[i]!) & 0xff]! ^ (c >>> 8);
+  return (c ^ -1) >>> 0;
+}
+
+function chunk(type: string, data: Buffer): Buffer {
+  const out = Buffer.allocUnsafe(12 + data.length);
+  out.writeUInt32BE(data.length, 0);
+  out.write(type, 4, "latin1");
+  data.copy(out, 8);
+  out.writeUInt32BE(crc32(out, 4, 8 + data.length), 8 + data.length);
+  return out;
+}
+
+export interface PngOptions {
+  /** zlib level 0..9 (default 1: docs/machines.md "Screenshots" has the size/time table) */
+  level?: number;
+  /** PNG row filter: 0 none, 1 sub (default 1) */
+  filter?: 0 | 1;
+}
+
+/** The pixels of an XWD framebuffer as PNG rows (filter byte + RGB), the input of the IDAT stream. */
+export function xwdToPngRows(data: Buffer, layout: XwdLayout, filter: 0 | 1 = 1): Buffer {
+  const { width, height, dataOffset, bytesPerLine, r, g, b } = layout;
+  const rowLen = 1 + width * 3;
+  const raw = Buffer.allocUnsafe(height * rowLen);
+  for (let y = 0; y < height; y++) {
+    let o = y * rowLen;
+    raw[o++] = filter;
+    let s = dataOffset + y * bytesPerLine;
+    const end = s + width * 4;
+    if (filter === 0) {
+      for (; s < end; s += 4) {
+        raw[o] = data[s + r]!;
+        raw[o + 1] = data[s + g]!;
+        raw[o + 2] = data[s + b]!;
+        o += 3;
+      }
+    } else {
+      // Sub: each byte minus the same channel of the pixel to its left (mod 256)
+      let pr = 0;
+      let pg = 0;
+      let pb = 0;
+      for (; s < end; s += 4) {
+        const cr = data[s + r]!;
+        const cg = data[s + g]!;
+        const cb = data[s + b]!;
+        raw[o] = cr - pr;
+        raw[o + 1] = cg - pg;
+        raw[o + 2] = cb - pb;
+        pr = cr;
+        pg = cg;
+        pb = cb;
+        o += 3;
+      }
+    }
+  }
+  return raw;
+}
+
+/** Encodes an XWD framebuffer as an 8-bit RGB PNG (deflate on libuv's thread pool). */
+export async function xwdToPng(data: Buffer, layout: XwdLayout, options: PngOptions = {}): Promise<Buffer> {
+  const raw = xwdToPngRows(data, layout, options.filter ?? 1);
+  const idat = await deflate(raw, { level: options.level ?? 1, memLevel: 9 });
+  const ihdr = Buffer.alloc(13);
+  ihdr.writeUInt32BE(layout.width, 0);
+  ihdr.writeUInt32BE(layout.height, 4);
+  ihdr[8] = 8; // bit depth
+  ihdr[9] = 2; // colour type RGB
+  return Buffer.concat([SIGNATURE, chunk("IHDR", ihdr), chunk("IDAT", idat), chunk("IEND", Buffer.alloc(0))]);
+}
