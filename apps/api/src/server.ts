@@ -1,12 +1,11 @@
-// The one HTTP server: /v1 REST facade (trpc-to-openapi), /trpc for the console, OpenAPI and docs.
+// The one HTTP server: the /v1 REST facade (routes compiled from core's operation registry), /trpc for the
+// console, OpenAPI and docs.
 // Transport only: every rule lives in core; errors are rendered from core's one table.
 import { CoreError } from "@cua/base/errors";
 import { newRequestId } from "@cua/base/ids";
 import fastifyCompress from "@fastify/compress";
-import { TRPCError } from "@trpc/server";
 import { fastifyTRPCPlugin } from "@trpc/server/adapters/fastify";
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from "fastify";
-import { fastifyTRPCOpenApiPlugin } from "trpc-to-openapi";
 import type { AppDeps } from "./app-deps.ts";
 import { registerDocs } from "./http/docs-page.ts";
 import {
@@ -17,10 +16,9 @@ import {
   inspectQuery,
   installTransportGuards,
 } from "./http/hostile-input.ts";
-import { pinBodyInputs } from "./http/no-coercion.ts";
 import { buildOpenApiDocument } from "./http/openapi.ts";
 import { ReplayedResponse, renderError, toCoreError } from "./http/render-error.ts";
-import { registerSsePredict } from "./http/sse-predict.ts";
+import { registerV1Routes } from "./http/v1-routes.ts";
 import { baseUrlOf, type Ctx, createContextFactory, whereOf } from "./trpc/context.ts";
 import { appRouter } from "./trpc/router.ts";
 
@@ -54,29 +52,6 @@ function fastifyErrorToCore(e: FastifyError): CoreError {
     default:
       return toCoreError(e);
   }
-}
-
-/**
- * DECISIONS.md "Compatibility amendments": every JSON success body carries `request_id` (the value of
- * X-Service-Request-Id). Bodies whose use case already set it pass unchanged; others get it as the first
- * field without re-parsing the body.
- */
-function withRequestId(req: FastifyRequest, reply: FastifyReply, payload: unknown): unknown {
-  if (typeof payload !== "string" || payload.charCodeAt(0) !== 123 /* { */) return payload;
-  const type = reply.getHeader("content-type");
-  if (typeof type !== "string" || !type.startsWith("application/json")) return payload;
-  // a top-level request_id is first (a use case's own) or last (the /v1 output schema adds it at the end):
-  // those two places are checked without a parse; elsewhere in the text a parse decides
-  if (payload.startsWith('{"request_id":') || payload.slice(-64).includes('"request_id":')) return payload;
-  if (payload.includes('"request_id"')) {
-    try {
-      if (Object.hasOwn(JSON.parse(payload), "request_id")) return payload;
-    } catch {
-      return payload;
-    }
-  }
-  const id = JSON.stringify(String(req.id));
-  return payload === "{}" ? `{"request_id":${id}}` : `{"request_id":${id},${payload.slice(1)}`;
 }
 
 export async function buildServer(deps: AppDeps): Promise<FastifyInstance> {
@@ -204,62 +179,9 @@ export async function buildServer(deps: AppDeps): Promise<FastifyInstance> {
       app.log.error({ err: (ce as any).original ?? error, reqId: ctx?.requestId }, "internal error");
   };
 
-  await app.register(async (v1) => {
-    // trpc-to-openapi adds top-level `message`/`code` to error bodies (mcampa/trpc-to-openapi#168):
-    // re-emit exactly the SPEC envelope.
-    v1.addHook("onSend", async (_req, reply, payload) => {
-      if (reply.statusCode < 400) return withRequestId(_req, reply, payload);
-      if (typeof payload !== "string") return payload;
-      try {
-        const body = JSON.parse(payload);
-        if (body && typeof body === "object" && body.error && typeof body.error === "object") {
-          return JSON.stringify({ error: body.error });
-        }
-        // thrown before a context existed (no such route): tRPC's own shape; render the envelope here
-        if (typeof body?.code !== "string" || typeof body?.message !== "string") return payload;
-        const code = body.code;
-        const ce = toCoreError(new TRPCError({ code, message: String(body?.message ?? "") }));
-        const r = renderError(ce, String(_req.id), baseUrlOf({ deps, req: _req }));
-        reply.code(r.status).headers(r.headers);
-        return JSON.stringify(r.body);
-      } catch {}
-      return payload;
-    });
-    // trpc-to-openapi 3.3 takes the input from the parsed body, then builds a whole fetch Request only for its
-    // abort signal (tRPC's incomingMessageToRequest): that Request's body is JSON.stringify(req.body) (a 300 KB
-    // screenshot serialised again, 12% of a predict's CPU) and its signal is aborted on every close because
-    // the Fastify reply it is given has no `writableEnded`. The body's non-enumerable toJSON makes the unused
-    // copy "null" (the input spread `{...body}` does not carry it); `writableEnded` tells a finished response
-    // from a dropped connection, which still aborts.
-    v1.addHook("preHandler", async (req, reply) => {
-      const body = req.body;
-      if (body && typeof body === "object" && !Array.isArray(body))
-        Object.defineProperty(body, "toJSON", { value: () => null, enumerable: false, configurable: true });
-      if (!("writableEnded" in reply))
-        Object.defineProperty(reply, "writableEnded", { get: () => reply.raw.writableEnded, configurable: true });
-    });
-    // trpc-to-openapi's route handler is async, calls reply.send() and returns undefined. When the payload
-    // becomes a stream (a compressed answer above @fastify/compress's sync threshold), the response has not
-    // ended when the handler's promise settles, so Fastify's wrapThenable sends again with an empty payload:
-    // `Content-Encoding: gzip`, `Content-Length: 0`. Returning the reply makes Fastify wait for the send.
-    v1.addHook("onRoute", (route) => {
-      if (!route.url.endsWith("/*")) return;
-      const handler = route.handler;
-      route.handler = async function (this: unknown, req: FastifyRequest, reply: FastifyReply) {
-        await handler.call(this as never, req, reply);
-        return reply;
-      };
-    });
-    registerSsePredict(v1, deps);
-    pinBodyInputs(appRouter); // no coercion of body values (`max_actions: "3"` is 422)
-    await v1.register(fastifyTRPCOpenApiPlugin as any, {
-      basePath: "/v1",
-      router: appRouter,
-      createContext: createContextFactory(deps, "rest"),
-      responseMeta,
-      onError,
-    });
-  });
+  // /v1: one Fastify route per registry operation (apps/api/src/http/v1-routes.ts); the screenshot's route is
+  // the plain one that also serves `Accept: image/png` (http/machines-plain-routes.ts) and runs the same chain
+  registerV1Routes(app, deps, { servedElsewhere: (op) => Boolean(op.alsoServes?.includes("image/png")) });
 
   await app.register(fastifyTRPCPlugin, {
     prefix: "/trpc",

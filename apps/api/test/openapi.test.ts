@@ -4,7 +4,7 @@
 import { ERROR_CODES } from "@cua/base/errors";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildOpenApiDocument } from "../src/http/openapi.ts";
-import { appRouter } from "../src/trpc/router.ts";
+import { openApiRouter } from "../src/trpc/router.ts";
 import { call, startTestServer, type TestServer } from "./helpers.ts";
 
 let s: TestServer;
@@ -36,7 +36,7 @@ describe("the OpenAPI document", () => {
   it("documents every procedure, with its real success status and the envelope on every error status", () => {
     const doc = buildOpenApiDocument("");
     // console-only procedures (served over /trpc) carry no openapi meta and stay out of the document
-    const procs = Object.values((appRouter as any)._def.procedures as Record<string, any>)
+    const procs = Object.values((openApiRouter as any)._def.procedures as Record<string, any>)
       .map((p) => p._def.meta)
       .filter((m) => m?.openapi);
     expect(procs.length).toBeGreaterThan(15);

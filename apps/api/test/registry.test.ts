@@ -12,9 +12,10 @@ import { z } from "zod";
 import { INNGEST_PATH } from "../src/http/inngest-serve.ts";
 import { buildOpenApiDocument } from "../src/http/openapi.ts";
 import { operationErrors } from "../src/http/openapi-operations.ts";
+import { v1Operations } from "../src/http/v1-routes.ts";
 import { mcpOperations } from "../src/mcp/operations.ts";
 import { generateTools } from "../src/mcp/tools.ts";
-import { appRouter } from "../src/trpc/router.ts";
+import { appRouter, openApiRouter } from "../src/trpc/router.ts";
 import { trpc } from "./console-helpers.ts";
 import { call, startTestServer, type TestServer } from "./helpers.ts";
 
@@ -98,7 +99,8 @@ describe("the registry", () => {
   });
 
   it("generates exactly one /v1 procedure per router-served operation, with the definition's route and scope", () => {
-    const procs = (appRouter as any)._def.procedures as Record<string, { _def: { meta?: any } }>;
+    // the OpenAPI document's procedures (trpc-to-openapi generates /openapi.json from them)
+    const procs = (openApiRouter as any)._def.procedures as Record<string, { _def: { meta?: any } }>;
     for (const op of ops) {
       const p = procs[op.id];
       if (!servedByRouter(op)) {
@@ -109,6 +111,17 @@ describe("the registry", () => {
       expect(p!._def.meta.openapi).toMatchObject({ method: op.method, path: op.path });
       expect(p!._def.meta.scope).toBe(op.scope);
       expect(p!._def.meta.op).toBe(op);
+    }
+    // no /v1 operation is reachable over the console's /trpc
+    for (const op of ops) expect((appRouter as any)._def.procedures[op.id], op.id).toBeUndefined();
+  });
+
+  it("compiles exactly one /v1 route per router-served operation, from its definition", () => {
+    expect(v1Operations.map((c) => c.op)).toEqual(ops.filter(servedByRouter));
+    for (const c of v1Operations) {
+      expect(c.endpoint).toBe(`${c.op.method} /v1${c.op.path}`);
+      expect(c.url).toBe(`/v1${c.op.path!.replace(/\{([^}]+)\}/g, ":$1")}`);
+      expect(c.rule?.scope).toBe(c.op.auth === "public" ? undefined : c.op.scope);
     }
   });
 });

@@ -5,7 +5,7 @@
 import { ERROR_CODES, type ErrorCode } from "@cua/base/errors";
 import { generateOpenApiDocument } from "trpc-to-openapi";
 import type { Meta } from "../trpc/init.ts";
-import { appRouter } from "../trpc/router.ts";
+import { openApiRouter } from "../trpc/router.ts";
 import { addRegistryOperations } from "./openapi-operations.ts";
 
 type Json = Record<string, any>;
@@ -61,7 +61,7 @@ const ErrorEnvelopeSchema = {
 
 function procedureMetas(): Map<string, Meta> {
   const out = new Map<string, Meta>();
-  const procs = (appRouter as any)._def.procedures as Record<string, { _def: { meta?: Meta } }>;
+  const procs = (openApiRouter as any)._def.procedures as Record<string, { _def: { meta?: Meta } }>;
   for (const p of Object.values(procs)) {
     const m = p._def.meta;
     if (m?.openapi) out.set(`${m.openapi.method.toLowerCase()} ${m.openapi.path}`, m);
@@ -143,7 +143,7 @@ export function commonErrors(meta: Pick<Meta, "public" | "scope" | "errors">, ha
 }
 
 export function buildOpenApiDocument(baseUrl: string): Json {
-  const doc = generateOpenApiDocument(appRouter, {
+  const doc = generateOpenApiDocument(openApiRouter, {
     title: "Computer-use agent service API",
     version: "1.0.0",
     baseUrl: `${baseUrl}/v1`,

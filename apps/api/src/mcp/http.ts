@@ -16,8 +16,8 @@ import { LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS } from "@modelcont
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { AppDeps } from "../app-deps.ts";
 import { renderError } from "../http/render-error.ts";
+import { readApiKey } from "../http/v1-auth.ts";
 import { baseUrlOf, header } from "../trpc/context.ts";
-import { readApiKey } from "../trpc/procedures.ts";
 import type { RestForward } from "./call.ts";
 import { mcpOperations } from "./operations.ts";
 import { PROMPTS } from "./prompts.ts";

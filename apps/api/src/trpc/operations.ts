@@ -1,11 +1,12 @@
-// Generators: the /v1 router (trpc-to-openapi meta from each definition) and the console router, both
-// built by walking core's one operation list (packages/core/src/operations/registry.ts). A procedure is
-// the definition's schemas plus one call of its handler; nothing about an operation is written here.
-//   /v1:      apiProcedure (401 -> 429 -> 403 scope -> Idempotency-Key) or publicProcedure, caller = the key
+// Generators over core's one operation list (packages/core/src/operations/registry.ts): the console router,
+// and the /v1 operations as tRPC procedures with trpc-to-openapi meta for the OpenAPI document only (the /v1
+// routes that serve them are compiled from the same definitions by apps/api/src/http/v1-routes.ts). Nothing
+// about an operation is written here; `runOperation` is the one call of a definition's handler both use.
+//   /v1:      compiled Fastify route (401 -> 429 -> 403 scope -> Idempotency-Key), caller = the key
 //   console:  consoleProcedure (Origin check + cookie session), caller = the operator's account in a chosen
 //             mode (input field `mode`, else the mode an id names: mch_test_/run_test_/ses_test_..., else live)
 import type { KeyMode } from "@cua/core/keys/scopes";
-import { apiKeyCaller, type Caller, operatorCaller } from "@cua/core/operations/caller";
+import { type Caller, operatorCaller } from "@cua/core/operations/caller";
 import {
   type AnyOperation,
   type HttpMethod,
@@ -24,8 +25,7 @@ import { z } from "zod";
 import { consoleProcedure } from "./console-procedures.ts";
 import { type Ctx, header } from "./context.ts";
 import { idempotent } from "./idempotent.ts";
-import type { Meta } from "./init.ts";
-import { apiProcedure, publicProcedure } from "./procedures.ts";
+import { type Meta, t } from "./init.ts";
 
 export const IDEMPOTENCY_ERRORS = [
   "IDEMPOTENCY_IN_FLIGHT",
@@ -72,8 +72,8 @@ export async function runOperation(
     const out = await op.handler!(octx, input);
     ctx.res.status ??= op.successStatus;
     // DECISIONS.md "Compatibility amendments": a /v1 JSON body carries request_id. Put here, the stored
-    // idempotent answer keeps the original one, so a replay answers it; the onSend hook in server.ts adds it
-    // to bodies that still lack it (the output schema may not name it).
+    // idempotent answer keeps the original one, so a replay answers it; the compiled route adds it to bodies
+    // that still lack it after output validation (the output schema may not name it).
     if (
       !console &&
       ctx.transport === "rest" &&
@@ -117,18 +117,20 @@ export function v1Meta(op: AnyOperation): Meta {
 }
 
 /** The /v1 output: the definition's, plus the request_id every JSON success body carries (a replay keeps its own). */
-function v1Output(schema: z.ZodType): z.ZodType {
+export function v1Output(schema: z.ZodType): z.ZodType {
   if (schema instanceof z.ZodObject && !("request_id" in schema.shape))
     return schema.safeExtend({ request_id: z.string().describe("the same value as X-Service-Request-Id").optional() });
   return schema;
 }
 
-function v1Procedure(op: AnyOperation) {
-  const base = op.auth === "public" ? publicProcedure : apiProcedure;
-  const p = base.meta(v1Meta(op)).input(op.input).output(v1Output(op.output));
-  const resolve = ({ ctx, input }: { ctx: Ctx; input: unknown }) =>
-    runOperation(op, ctx, ctx.principal ? apiKeyCaller(ctx.principal) : null, input);
-  return op.method === "GET" ? p.query(resolve) : p.mutation(resolve);
+/** A /v1 operation as a procedure for trpc-to-openapi's document generator: its meta and schemas, never called
+ * (the compiled route serves it, apps/api/src/http/v1-routes.ts). */
+function v1DocProcedure(op: AnyOperation) {
+  const p = t.procedure.meta(v1Meta(op)).input(op.input).output(v1Output(op.output));
+  const served = (): never => {
+    throw new Error(`${op.id} is served by its compiled /v1 route`);
+  };
+  return op.method === "GET" ? p.query(served) : p.mutation(served);
 }
 
 const ConsoleMode = z.enum(["live", "test"]).describe("the mode the operator acts in (default: the id's, else live)");
@@ -266,9 +268,9 @@ function nest(entries: [string, unknown][]): Record<string, Record<string, unkno
 
 const all = operations as unknown as readonly AnyOperation[];
 
-/** Every /v1 json operation as a procedure, nested by group ("machines.start" -> machines.start). */
+/** Every /v1 json operation as a documentation procedure, nested by group ("machines.start" -> machines.start). */
 export function v1Procedures(): V1Record {
-  return nest(all.filter(servedByRouter).map((o) => [o.id, v1Procedure(o)])) as V1Record;
+  return nest(all.filter(servedByRouter).map((o) => [o.id, v1DocProcedure(o)])) as V1Record;
 }
 
 /** Every console operation (shared and operator-only) as a console procedure. */

@@ -1,14 +1,13 @@
-// The procedure builders every router uses. Check order (DECISIONS.md "Cross-cutting rules"):
-// 401 credential -> 429 rate limit (every authenticated call counts) -> 403 scope -> 400 header
-// format (Idempotency-Key) -> then input validation (.input() runs after this middleware).
+// The credential chain of an API-key operation, in the order of DECISIONS.md "Cross-cutting rules":
+// 401 credential -> 429 rate limit (every authenticated call counts) -> 403 scope -> 400 header format
+// (Idempotency-Key); input validation comes after (the compiled route, ./v1-routes.ts).
 
 import { CoreError } from "@cua/base/errors";
 import { checkIdempotencyKey } from "@cua/core/idempotency/idempotency";
 import { authenticateKey, type Principal } from "@cua/core/keys/authenticate-key";
-import { pathParams } from "@cua/core/operations/define";
-import { rateLimitHeaders } from "../http/rate-limit.ts";
-import { header } from "./context.ts";
-import { t } from "./init.ts";
+import type { Scope } from "@cua/core/keys/scopes";
+import { type Ctx, header } from "../trpc/context.ts";
+import { rateLimitHeaders } from "./rate-limit.ts";
 
 export function readApiKey(headers: { xApiKey?: string; authorization?: string }): string {
   const { xApiKey, authorization } = headers;
@@ -28,15 +27,19 @@ export function readApiKey(headers: { xApiKey?: string; authorization?: string }
   throw new CoreError("INVALID_API_KEY", "No API key: send X-API-Key or Authorization: Bearer.");
 }
 
-const withEndpoint = t.middleware(({ ctx, meta, next }) => {
-  if (meta?.openapi) ctx.endpoint = `${meta.openapi.method} /v1${meta.openapi.path}`;
-  if (meta?.op?.path) ctx.pathParams = pathParams(meta.op.path);
-  return next();
-});
+/** What the chain reads of an operation's definition. */
+export interface KeyRule {
+  /** the scope an API key needs; undefined = any valid key */
+  scope?: Scope;
+  /** reserve-and-replay: an Idempotency-Key, when sent, must be well-formed */
+  idempotent: boolean;
+  /** the Idempotency-Key header is required (400 IDEMPOTENCY_KEY_REQUIRED before body validation) */
+  idempotencyRequired: boolean;
+}
 
-export const publicProcedure = t.procedure.use(withEndpoint);
-
-export const apiProcedure = t.procedure.use(withEndpoint).use(async ({ ctx, meta, next }) => {
+/** Authenticates the request's key and applies the rate limit, the scope and the Idempotency-Key format.
+ * Sets ctx.principal and the headers every answer to a key carries (also on errors thrown after them). */
+export async function authorizeKey(ctx: Ctx, rule: KeyRule): Promise<Principal> {
   const raw = readApiKey({ xApiKey: header(ctx.req, "x-api-key"), authorization: header(ctx.req, "authorization") });
   const principal: Principal = await authenticateKey(ctx.deps, raw);
   ctx.principal = principal;
@@ -50,21 +53,21 @@ export const apiProcedure = t.procedure.use(withEndpoint).use(async ({ ctx, meta
       retry_after: rl.reset,
     });
   }
-  if (meta?.scope && !principal.scopes.includes(meta.scope)) {
-    throw new CoreError("INSUFFICIENT_SCOPE", `This endpoint requires the "${meta.scope}" scope.`, {
-      required_scope: meta.scope,
+  if (rule.scope && !principal.scopes.includes(rule.scope)) {
+    throw new CoreError("INSUFFICIENT_SCOPE", `This endpoint requires the "${rule.scope}" scope.`, {
+      required_scope: rule.scope,
       current_scopes: principal.scopes,
     });
   }
-  if (meta?.idempotent) {
+  if (rule.idempotent) {
     const k = header(ctx.req, "idempotency-key");
     if (k !== undefined) checkIdempotencyKey(k);
-    else if (meta.idempotencyRequired) {
+    else if (rule.idempotencyRequired) {
       throw new CoreError("IDEMPOTENCY_KEY_REQUIRED", "This operation requires an Idempotency-Key header.", {
         suggestion:
           "Send Idempotency-Key: <up to 128 characters of [A-Za-z0-9_-:]>; reuse it to get the same answer back.",
       });
     }
   }
-  return next({ ctx: { ...ctx, principal } });
-});
+  return principal;
+}
