@@ -146,12 +146,15 @@ export class RateLimiter {
     return Math.max(1, Math.floor(TIER_REQUESTS_PER_MINUTE[tier] * this.scale));
   }
 
-  async check(keyId: string, tier: Tier): Promise<RateLimitResult> {
+  check(keyId: string, tier: Tier): Promise<RateLimitResult> {
+    return this.take(`key:${keyId}`, this.limitFor(tier));
+  }
+
+  /** One request against `limit` per window in `bucket` (leased as above; the driver routes use it too). */
+  async take(bucket: string, limit: number): Promise<RateLimitResult> {
     const t = this.now();
     const windowStart = t - (t % this.windowMs);
-    const limit = this.limitFor(tier);
     const reset = Math.max(1, Math.ceil((windowStart + this.windowMs - t) / 1000));
-    const bucket = `key:${keyId}`;
     const lease = leaseSize(limit);
     if (this.store.kind === "memory" || lease === 1) {
       const count = await this.store.hit(bucket, windowStart, this.windowMs);

@@ -12,7 +12,13 @@ import { PROTOCOL_VERSION } from "@cua/machines/driver-wire";
 import type { z } from "zod";
 import { canonicalJson } from "../idempotency/idempotency.ts";
 import { hashDeviceToken, sameHash } from "./device-token.ts";
-import { OUTSTANDING, TERMINAL_COMMAND_STATUSES } from "./external-dispatch.ts";
+import {
+  OUTSTANDING,
+  type QueuedSignal,
+  type ResultSignal,
+  TERMINAL_COMMAND_STATUSES,
+  type WireCommand,
+} from "./external-dispatch.ts";
 import { decodeFrame, FRAME_RETENTION_SECONDS, sealFrame, sha256Hex } from "./frames.ts";
 import { newFrameId } from "./ids.ts";
 import type { MachinesDeps } from "./runtime.ts";
@@ -58,41 +64,41 @@ function parsePoll(q: PollQuery): { after: number; limit: number; waitMs: number
   return { after, limit, waitMs: Math.round(wait * 1000) };
 }
 
+/**
+ * The long poll. A command queued by this process while the poll waits is handed over from the notification
+ * (its row was committed first); otherwise the outstanding rows after the cursor are read, as they are when
+ * another API process queued them (re-checked every pollIntervalMs).
+ */
 export async function pollCommands(deps: MachinesDeps, machine: Machine, q: PollQuery, signal?: AbortSignal) {
   const { after, limit, waitMs } = parsePoll(q);
   const until = Date.now() + waitMs;
   const seen = deps.clock.now();
   if (!machine.lastHeartbeatAt || seen.getTime() - machine.lastHeartbeatAt.getTime() > 5000) {
-    await deps.db.machine.update({ where: { id: machine.id }, data: { lastHeartbeatAt: seen } }).catch(() => {});
+    // bookkeeping: the poll does not wait for it
+    deps.machines.track(
+      deps.db.machine.update({ where: { id: machine.id }, data: { lastHeartbeatAt: seen } }).catch(() => {}),
+    );
   }
   for (;;) {
     const wake = deps.machines.signals.arm(machine.id, "commands");
     const now = deps.clock.now();
-    await deps.db.machineCommand.updateMany({
-      where: { machineId: machine.id, status: { in: [...OUTSTANDING] }, deadline: { lt: now } },
-      data: { status: "expired", completedAt: now },
-    });
-    const rows = await deps.db.machineCommand.findMany({
-      where: { machineId: machine.id, status: { in: [...OUTSTANDING] }, seq: { gt: after } },
-      orderBy: { seq: "asc" },
-      take: limit,
-    });
+    // expire what is past its deadline, and read what is not (one round trip: both at once)
+    const [, rows] = await Promise.all([
+      deps.db.machineCommand.updateMany({
+        where: { machineId: machine.id, status: { in: [...OUTSTANDING] }, deadline: { lt: now } },
+        data: { status: "expired", completedAt: now },
+      }),
+      deps.db.machineCommand.findMany({
+        where: { machineId: machine.id, status: { in: [...OUTSTANDING] }, seq: { gt: after }, deadline: { gte: now } },
+        orderBy: { seq: "asc" },
+        take: limit,
+      }),
+    ]);
     const remaining = until - Date.now();
     if (rows.length > 0 || remaining <= 0 || signal?.aborted || deps.machines.isClosed) {
       wake.cancel();
-      if (rows.length > 0) {
-        await deps.db.machineCommand.updateMany({
-          where: { id: { in: rows.map((r) => r.id) }, status: { in: [...OUTSTANDING] } },
-          data: { status: "delivered", deliveredAt: now, deliveryCount: { increment: 1 } },
-        });
-      }
-      const fresh = await deps.db.machine.findUniqueOrThrow({
-        where: { id: machine.id },
-        select: { fencingToken: true },
-      });
-      const last = rows[rows.length - 1];
-      return {
-        commands: rows.map((c) => ({
+      const commands = rows.map(
+        (c): WireCommand => ({
           id: c.id,
           seq: c.seq,
           command: c.command,
@@ -102,13 +108,47 @@ export async function pollCommands(deps: MachinesDeps, machine: Machine, q: Poll
           precondition_frame_id: c.preconditionFrameId,
           deadline: c.deadline.toISOString(),
           protocol_version: PROTOCOL_VERSION,
-        })),
-        next_cursor: String(last ? last.seq : after),
-        fencing_token: fresh.fencingToken,
-      };
+        }),
+      );
+      // an outstanding row carries the machine's current fence (a fence bump cancels every outstanding
+      // command in the same transaction); an empty answer reads it
+      const fence =
+        commands.length > 0
+          ? Math.max(...commands.map((c) => c.fencing_token))
+          : (await deps.db.machine.findUniqueOrThrow({ where: { id: machine.id }, select: { fencingToken: true } }))
+              .fencingToken;
+      return delivered(deps, commands, after, fence);
     }
-    await wake.wait(Math.min(remaining, deps.machines.pollIntervalMs), signal);
+    const handed = (await wake.wait(Math.min(remaining, deps.machines.pollIntervalMs), signal)) as
+      | QueuedSignal
+      | undefined;
+    if (handed?.command && handed.command.seq > after && !signal?.aborted) {
+      return delivered(deps, [handed.command], after, handed.command.fencing_token);
+    }
   }
+}
+
+/** The poll's answer; the delivery is recorded alongside (status, delivered_at, delivery_count). */
+function delivered(deps: MachinesDeps, commands: WireCommand[], after: number, fence: number) {
+  if (commands.length > 0) {
+    const now = deps.clock.now();
+    // bookkeeping only (queued and delivered are both outstanding): the answer does not wait for it, and a
+    // result recorded first keeps its status (the update only touches outstanding rows)
+    deps.machines.track(
+      deps.db.machineCommand
+        .updateMany({
+          where: { id: { in: commands.map((c) => c.id) }, status: { in: [...OUTSTANDING] } },
+          data: { status: "delivered", deliveredAt: now, deliveryCount: { increment: 1 } },
+        })
+        .catch((e) => deps.logger.warn("recording a delivery failed", { err: String(e) })),
+    );
+  }
+  const last = commands[commands.length - 1];
+  return {
+    commands,
+    next_cursor: String(last ? last.seq : after),
+    fencing_token: fence,
+  };
 }
 
 export async function postObservation(deps: MachinesDeps, machine: Machine, body: z.output<typeof ObservationBody>) {
@@ -173,6 +213,30 @@ export async function postResult(
   commandId: string,
   body: z.output<typeof ResultBody>,
 ) {
+  const resultHash = sha256Hex(canonicalJson(body));
+  const stored = { result: body.result, error: body.error, duration_ms: body.duration_ms };
+  // the common case in one statement: an outstanding command whose fence and precondition the result echoes
+  // (a delivery not recorded yet is counted here); anything else takes the checks below, which name the error
+  const now = deps.clock.now();
+  const recorded = await deps.db.$queryRaw<{ last_frame_id: string | null }[]>`
+    UPDATE machine_commands AS c
+       SET status = ${body.status}, result = ${JSON.stringify(stored)}::jsonb, result_hash = ${resultHash},
+           completed_at = ${now}, delivered_at = COALESCE(c.delivered_at, ${now}),
+           delivery_count = GREATEST(c.delivery_count, 1)
+      FROM machines AS m
+     WHERE c.id = ${commandId} AND c.machine_id = ${machine.id} AND m.id = c.machine_id
+       AND c.status IN ('queued', 'delivered') AND c.fencing_token = ${body.fencing_token}
+       AND c.precondition_frame_id IS NOT DISTINCT FROM ${body.precondition_frame_id}
+    RETURNING m.last_frame_id`;
+  if (recorded.length === 1) {
+    deps.machines.signals.notify(machine.id, "results", {
+      commandId,
+      status: body.status,
+      result: stored,
+      lastFrameId: recorded[0]!.last_frame_id,
+    } satisfies ResultSignal);
+    return { accepted: true as const, duplicate: false };
+  }
   const c = await deps.db.machineCommand.findFirst({ where: { id: commandId, machineId: machine.id } });
   if (!c) throw new CoreError("NOT_FOUND", "No such command for this machine.");
   if (body.fencing_token !== c.fencingToken || body.precondition_frame_id !== c.preconditionFrameId) {
@@ -185,7 +249,6 @@ export async function postResult(
       },
     );
   }
-  const resultHash = sha256Hex(canonicalJson(body));
   for (let attempt = 0; attempt < 2; attempt++) {
     const cur = attempt === 0 ? c : await deps.db.machineCommand.findUniqueOrThrow({ where: { id: c.id } });
     if (cur.status === "cancelled") {
@@ -208,13 +271,13 @@ export async function postResult(
       where: { id: c.id, status: { in: [...OUTSTANDING] } },
       data: {
         status: body.status,
-        result: { result: body.result, error: body.error, duration_ms: body.duration_ms } as object,
+        result: stored as object,
         resultHash,
         completedAt: deps.clock.now(),
       },
     });
     if (done.count === 1) {
-      deps.machines.signals.notify(machine.id, "results");
+      deps.machines.signals.notify(machine.id, "results"); // no payload: the waiter reads the row
       return { accepted: true as const, duplicate: false };
     }
   }

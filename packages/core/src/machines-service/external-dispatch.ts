@@ -7,11 +7,12 @@
 import { CoreError, validationError } from "@cua/base/errors";
 import type { Machine, MachineCommand } from "@cua/db/generated";
 import { DEFAULT_TIMEOUT_MS } from "@cua/machines/commands";
+import { type DriverCommand, PROTOCOL_VERSION } from "@cua/machines/driver-wire";
 import type { CommandResult, OpResult } from "@cua/machines/provider";
 import { newCommandId } from "./ids.ts";
 import type { Capability } from "./record.ts";
 import { assertMachineStatus } from "./record.ts";
-import type { MachinesDeps } from "./runtime.ts";
+import type { ArmedWake, MachinesDeps } from "./runtime.ts";
 
 /** Protocol-level command names: the action allowlist plus browser_op, file_op and terminal. */
 export const COMMAND_CAPABILITY: Record<string, Capability> = {
@@ -53,6 +54,24 @@ export interface DriverOutcome {
   result: Record<string, unknown>;
   error: { code: string; message: string } | null;
   duration_ms: number;
+  /** the machine's newest frame when the result was recorded; undefined when not known without a read */
+  lastFrameId?: string | null | undefined;
+}
+
+/** A command as the poll answers it (protocol version 1). */
+export type WireCommand = DriverCommand;
+
+/** Payload of a "commands" notification: the command just queued (a long poll in this process hands it out). */
+export interface QueuedSignal {
+  command: WireCommand;
+}
+
+/** Payload of a "results" notification: the result just recorded (the waiting dispatcher answers from it). */
+export interface ResultSignal {
+  commandId: string;
+  status: string;
+  result: unknown;
+  lastFrameId: string | null;
 }
 
 /** Enqueue and wait. Returns the driver's outcome; throws 409/504 CoreErrors. */
@@ -75,7 +94,32 @@ export async function dispatchExternal(
   const now = deps.clock.now();
   const deadline = new Date(now.getTime() + timeoutMs + deliverySlackMs(timeoutMs));
   const id = newCommandId();
-  await deps.db.$transaction(async (tx) => {
+  // armed before the command exists, so that its result cannot land unheard
+  const wake = deps.machines.signals.arm(machine.id, "results");
+  let queued: WireCommand;
+  try {
+    queued = await enqueue(deps, machine.id, id, command, parameters, capability, deadline, now, opts);
+  } catch (e) {
+    wake.cancel();
+    throw e;
+  }
+  deps.machines.signals.notify(machine.id, "commands", { command: queued } satisfies QueuedSignal);
+  return outcomeOf(await waitForCommand(deps, machine.id, id, deadline, wake));
+}
+
+async function enqueue(
+  deps: MachinesDeps,
+  machineId: string,
+  id: string,
+  command: string,
+  parameters: Record<string, unknown>,
+  capability: Capability,
+  deadline: Date,
+  now: Date,
+  opts: DispatchOptions,
+): Promise<WireCommand> {
+  const machine = { id: machineId };
+  return deps.db.$transaction(async (tx) => {
     const rows = await tx.$queryRaw<
       { status: string; fencing_token: number; last_frame_id: string | null; command_seq: number }[]
     >`SELECT status, fencing_token, last_frame_id, command_seq FROM machines WHERE id = ${machine.id} FOR UPDATE`;
@@ -117,28 +161,48 @@ export async function dispatchExternal(
         status: "queued",
       },
     });
+    return {
+      id,
+      seq,
+      command,
+      parameters,
+      capability,
+      fencing_token: m.fencing_token,
+      precondition_frame_id: opts.preconditionFrameId ?? null,
+      deadline: deadline.toISOString(),
+      protocol_version: PROTOCOL_VERSION,
+    };
   });
-  deps.machines.signals.notify(machine.id, "commands");
-  const done = await waitForCommand(deps, machine.id, id, deadline);
-  return outcomeOf(done);
 }
 
+type Settled = Pick<MachineCommand, "status" | "result"> & { lastFrameId?: string | null };
+
+/**
+ * Waits for the command's terminal state: from the result notification of this process when the driver
+ * posted here (no read), else from the row (re-read every pollIntervalMs for results recorded by another API
+ * process, and after any notification that does not name this command).
+ */
 async function waitForCommand(
   deps: MachinesDeps,
   machineId: string,
   id: string,
   deadline: Date,
-): Promise<MachineCommand> {
+  armed: ArmedWake,
+): Promise<Settled> {
+  let wake: ArmedWake | null = armed;
   for (;;) {
-    const wake = deps.machines.signals.arm(machineId, "results");
-    const c = await deps.db.machineCommand.findUniqueOrThrow({ where: { id } });
-    if ((TERMINAL_COMMAND_STATUSES as readonly string[]).includes(c.status)) {
-      wake.cancel();
-      return c;
+    if (!wake) {
+      wake = deps.machines.signals.arm(machineId, "results");
+      const c = await deps.db.machineCommand.findUniqueOrThrow({ where: { id } });
+      if ((TERMINAL_COMMAND_STATUSES as readonly string[]).includes(c.status)) {
+        wake.cancel();
+        return c;
+      }
     }
     const remaining = deadline.getTime() - deps.clock.now().getTime();
     if (remaining <= 0) {
       wake.cancel();
+      wake = null;
       const expired = await deps.db.machineCommand.updateMany({
         where: { id, status: { in: [...OUTSTANDING] } },
         data: { status: "expired", completedAt: deps.clock.now() },
@@ -149,11 +213,18 @@ async function waitForCommand(
       }
       continue; // a result landed at the last moment
     }
-    await wake.wait(Math.min(remaining, deps.machines.pollIntervalMs));
+    const signal = (await wake.wait(Math.min(remaining, deps.machines.pollIntervalMs))) as ResultSignal | undefined;
+    wake = null;
+    if (signal?.commandId === id)
+      return {
+        status: signal.status,
+        result: signal.result as MachineCommand["result"],
+        lastFrameId: signal.lastFrameId,
+      };
   }
 }
 
-function outcomeOf(c: MachineCommand): DriverOutcome {
+function outcomeOf(c: Settled): DriverOutcome {
   if (c.status === "cancelled") {
     throw new CoreError("INVALID_STATE", "The command was cancelled: the machine was stopped or restarted.", {
       current_state: "stopped",
@@ -169,6 +240,7 @@ function outcomeOf(c: MachineCommand): DriverOutcome {
     result: (r.result ?? {}) as Record<string, unknown>,
     error: r.error ?? (c.status === "succeeded" ? null : { code: "FAILED", message: "The command failed." }),
     duration_ms: typeof r.duration_ms === "number" ? r.duration_ms : 0,
+    lastFrameId: c.lastFrameId,
   };
 }
 

@@ -71,14 +71,23 @@ export const batchScopesOf = (body: unknown): MachineScope[] => batchScopes(batc
  * file answers carry `screenshot` unless include_screenshot is false). Null when there is nothing to capture
  * (no desktop) or the capture failed: the command's own outcome is what the answer reports.
  */
-async function screenAfter(deps: MachinesDeps, m: Machine, include: boolean | undefined) {
+async function screenAfter(
+  deps: MachinesDeps,
+  m: Machine,
+  include: boolean | undefined,
+  /** external: the newest frame id when the result was recorded (undefined: read it) */
+  lastFrameId?: string | null,
+) {
   if (include === false) return {};
   try {
     if (m.kind === "external") {
       // no second command is dispatched (the driver runs one at a time): the newest frame it observed
-      const fresh = await deps.db.machine.findUnique({ where: { id: m.id }, select: { lastFrameId: true } });
-      if (!fresh?.lastFrameId) return { screenshot: null };
-      return { screenshot: (await readFrame(deps, m.id, fresh.lastFrameId)).png.toString("base64") };
+      const frameId =
+        lastFrameId !== undefined
+          ? lastFrameId
+          : (await deps.db.machine.findUnique({ where: { id: m.id }, select: { lastFrameId: true } }))?.lastFrameId;
+      if (!frameId) return { screenshot: null };
+      return { screenshot: (await readFrame(deps, m.id, frameId)).png.toString("base64") };
     }
     if (!m.desktopEnabled) return { screenshot: null };
     const { provider, handle } = bindManaged(deps, m);
@@ -113,7 +122,8 @@ export async function runAction(
   const parsed = parseCommand(aliased.command, aliased.parameters);
   const r = await runParsedAction(deps, principal, id, parsed, body);
   // a screenshot command answers its own image; other commands the screen after them
-  const shot = parsed.command === "screenshot" ? {} : await screenAfter(deps, r.m, body.include_screenshot);
+  const shot =
+    parsed.command === "screenshot" ? {} : await screenAfter(deps, r.m, body.include_screenshot, r.lastFrameId);
   return { ...r.out, ...shot };
 }
 
@@ -123,7 +133,7 @@ async function runParsedAction(
   id: string,
   parsed: ReturnType<typeof parseCommand>,
   body: { timeout_ms?: number | undefined; precondition_frame_id?: string | null | undefined },
-): Promise<{ m: Machine; out: CommandResult & { machine_id: string } }> {
+): Promise<{ m: Machine; out: CommandResult & { machine_id: string }; lastFrameId?: string | null | undefined }> {
   const timeoutMs = parseTimeout(body.timeout_ms);
   const m = await runningMachine(deps, principal, id);
   checkOnScreen(parsed, { width: m.screenWidth, height: m.screenHeight });
@@ -144,7 +154,7 @@ async function runParsedAction(
       timeoutMs,
       preconditionFrameId: body.precondition_frame_id ?? null,
     });
-    return { m, out: { machine_id: m.id, ...outcomeToCommand(parsed.command, o) } };
+    return { m, out: { machine_id: m.id, ...outcomeToCommand(parsed.command, o) }, lastFrameId: o.lastFrameId };
   }
   return {
     m,
@@ -200,6 +210,7 @@ export async function runBrowserOp(
   const parsed = parseBrowserOp(op, body.parameters);
   const timeoutMs = parseTimeout(body.timeout_ms);
   const m = await runningMachine(deps, principal, id);
+  let lastFrameId: string | null | undefined;
   const r = await timed(async () => {
     if (m.kind === "external") {
       const o = await dispatchExternal(
@@ -209,6 +220,7 @@ export async function runBrowserOp(
         { op, parameters: parsed.params, timeout_ms: timeoutMs },
         { timeoutMs },
       );
+      lastFrameId = o.lastFrameId;
       return outcomeToOp(o);
     }
     return withManagedReconcile(deps, m, async ({ provider, handle }) => {
@@ -219,7 +231,7 @@ export async function runBrowserOp(
       }
     });
   });
-  const shot = op === "screenshot" ? {} : await screenAfter(deps, m, body.include_screenshot);
+  const shot = op === "screenshot" ? {} : await screenAfter(deps, m, body.include_screenshot, lastFrameId);
   return { machine_id: m.id, op, command: `browser_${op}`, ...r, ...shot };
 }
 
@@ -233,16 +245,23 @@ export async function runTerminal(
   const { include_screenshot, ...body } = (rawBody ?? {}) as { include_screenshot?: boolean };
   const input = parseTerminal(body);
   const m = await runningMachine(deps, principal, id);
+  let lastFrameId: string | null | undefined;
   const r = await timed(async () => {
     if (m.kind === "external") {
       const o = await dispatchExternal(deps, m, "terminal_execute", input as Record<string, unknown>, {
         timeoutMs: input.timeout_ms ?? parseTimeout(undefined),
       });
+      lastFrameId = o.lastFrameId;
       return outcomeToOp(o);
     }
     return withManagedReconcile(deps, m, ({ provider, handle }) => provider.terminal(handle, body));
   });
-  return { machine_id: m.id, command: input.command, ...r, ...(await screenAfter(deps, m, include_screenshot)) };
+  return {
+    machine_id: m.id,
+    command: input.command,
+    ...r,
+    ...(await screenAfter(deps, m, include_screenshot, lastFrameId)),
+  };
 }
 
 export async function runFileOpOnMachine(
@@ -256,9 +275,11 @@ export async function runFileOpOnMachine(
   if (!isFileOp(op)) parseFileOp(op, {}); // 400 UNKNOWN_FILE_OP
   const parsed = parseFileOp(op, body.parameters);
   const m = await runningMachine(deps, principal, id);
+  let lastFrameId: string | null | undefined;
   const r = await timed(async () => {
     if (m.kind === "external") {
       const o = await dispatchExternal(deps, m, "file_op", { op, parameters: parsed.params });
+      lastFrameId = o.lastFrameId;
       return outcomeToOp(o);
     }
     return withManagedReconcile(deps, m, ({ provider, handle }) => provider.files(handle, op, body.parameters));
@@ -268,6 +289,6 @@ export async function runFileOpOnMachine(
     op,
     command: `file_${op.replace(/-/g, "_")}`,
     ...r,
-    ...(await screenAfter(deps, m, body.include_screenshot)),
+    ...(await screenAfter(deps, m, body.include_screenshot, lastFrameId)),
   };
 }

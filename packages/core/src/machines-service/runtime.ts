@@ -22,20 +22,28 @@ export interface MachinesRuntimeOptions {
 }
 
 export interface ArmedWake {
-  /** resolves on the first notification since arming, or after ms */
-  wait(ms: number, signal?: AbortSignal): Promise<void>;
+  /**
+   * resolves on the first notification since arming, or after ms; with the notification's payload when it
+   * carried one (undefined after a timeout, an abort or a bare notification)
+   */
+  wait(ms: number, signal?: AbortSignal): Promise<unknown>;
   /** drops the subscription without waiting */
   cancel(): void;
 }
 
-/** Per-machine wake-ups: "commands" (something to deliver), "results" (a command finished). */
+/**
+ * Per-machine wake-ups: "commands" (something to deliver), "results" (a command finished). A notification may
+ * carry a payload (the queued command, the recorded result) so that a waiter in the same process answers from
+ * memory instead of reading back the row that was just written; the row stays the record, and a waiter that
+ * gets no payload (or one it cannot use) reads the database as before.
+ */
 export class MachineSignals {
   private readonly emitter = new EventEmitter();
   constructor() {
     this.emitter.setMaxListeners(0);
   }
-  notify(machineId: string, kind: "commands" | "results"): void {
-    this.emitter.emit(`${kind}:${machineId}`);
+  notify(machineId: string, kind: "commands" | "results", payload?: unknown): void {
+    this.emitter.emit(`${kind}:${machineId}`, payload);
   }
   /**
    * Arms a wake-up before the caller reads the database, so a notification that lands between the
@@ -45,20 +53,22 @@ export class MachineSignals {
   arm(machineId: string, kind: "commands" | "results"): ArmedWake {
     const event = `${kind}:${machineId}`;
     let fired = false;
+    let payload: unknown;
     let wake: (() => void) | null = null;
-    const onEvent = () => {
+    const onEvent = (p?: unknown) => {
+      if (!fired) payload = p;
       fired = true;
       wake?.();
     };
     this.emitter.on(event, onEvent);
     const cancel = () => this.emitter.off(event, onEvent);
     const wait = (ms: number, signal?: AbortSignal) =>
-      new Promise<void>((resolve) => {
+      new Promise<unknown>((resolve) => {
         const done = () => {
           clearTimeout(timer);
           cancel();
           signal?.removeEventListener("abort", done);
-          resolve();
+          resolve(fired ? payload : undefined);
         };
         const timer = setTimeout(done, Math.max(0, ms));
         if (fired || signal?.aborted) return done();
@@ -69,7 +79,7 @@ export class MachineSignals {
   }
 
   /** resolves on the next notification or after ms (whichever first); never rejects */
-  wait(machineId: string, kind: "commands" | "results", ms: number, signal?: AbortSignal): Promise<void> {
+  wait(machineId: string, kind: "commands" | "results", ms: number, signal?: AbortSignal): Promise<unknown> {
     return this.arm(machineId, kind).wait(ms, signal);
   }
 }
