@@ -18,7 +18,7 @@ import { PROTOCOL_VERSION } from "@cua/machines/driver-wire";
 import type { OpResult } from "@cua/machines/provider";
 import { ApiError, type DriverClient, type WireCommand } from "./client.ts";
 import type { DisplayBackend } from "./display-backend.ts";
-import { type DriverState, rememberResult, type StoredResult, saveState } from "./state.ts";
+import { type DriverState, rememberResult, StateWriter, type StoredResult } from "./state.ts";
 
 export interface Logger {
   info(msg: string, fields?: Record<string, unknown>): void;
@@ -44,15 +44,26 @@ export class Driver {
   private stopping = false;
   private readonly abort = new AbortController();
   private fence = 0;
+  private readonly writer: StateWriter;
 
-  constructor(private readonly o: DriverOptions) {}
+  constructor(private readonly o: DriverOptions) {
+    this.writer = new StateWriter(o.stateFile, o.state, (e) =>
+      o.log.warn("writing the state file failed", { err: e instanceof Error ? e.message : String(e) }),
+    );
+  }
 
   private get state(): DriverState {
     return this.o.state;
   }
 
+  /**
+   * Writes the state file in the background (atomic, fsync'd; coalesced): a command's round trip never
+   * waits for the disk. Order still holds where it matters: a result is remembered in memory before it is
+   * posted, and the service only stops redelivering a command once it recorded its result, so a crash
+   * before the write lands redelivers (and re-runs) the command exactly as a crash during it did.
+   */
   private save(): void {
-    saveState(this.o.stateFile, this.state);
+    void this.writer.save();
   }
 
   stop(): void {
@@ -67,7 +78,7 @@ export class Driver {
       this.state.last_sequence = hb.last_sequence;
       this.state.last_frame_id = hb.last_frame_id;
       this.fence = hb.fencing_token;
-      this.save();
+      await this.writer.save();
     });
     this.o.log.info("driver started", {
       machine_id: this.state.machine_id,
@@ -100,6 +111,7 @@ export class Driver {
       }
     } finally {
       clearInterval(hb);
+      await this.writer.flush();
     }
   }
 
