@@ -71,7 +71,7 @@ try {
   const screen = { width: 1280, height: 720 };
   const modes = {
     raw: async () => {
-      await readFramebuffer(fbFile, Number(handle.uid), screen);
+      (await readFramebuffer(fbFile, Number(handle.uid), screen)).release();
       return 0;
     },
     shot: async () => (await provider.screenshot(handle)).png.length,

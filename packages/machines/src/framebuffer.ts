@@ -9,8 +9,7 @@
 // The reader does not synchronise with the X server: a frame read while a client draws can mix the old
 // and new contents of the region being drawn (an X GetImage would wait for the draw to finish).
 
-import { constants as fsc } from "node:fs";
-import { open } from "node:fs/promises";
+import { closeSync, constants as fsc, fstatSync, openSync, read } from "node:fs";
 import { promisify } from "node:util";
 import zlib from "node:zlib";
 
@@ -61,36 +60,68 @@ export function parseXwd(header: Buffer): XwdLayout | null {
   return { width, height, dataOffset, bytesPerLine, r, g, b, fileSize: dataOffset + bytesPerLine * height };
 }
 
+// Frames are megabytes: allocating two per shot kept the garbage collector at 15% of the API process under
+// a screenshot loop (profiled), so the buffers are lent from a small pool and given back after encoding.
+const POOL_MAX = 4;
+const pool = new Map<number, Buffer[]>();
+function borrow(size: number): Buffer {
+  return pool.get(size)?.pop() ?? Buffer.allocUnsafeSlow(size);
+}
+function giveBack(buf: Buffer): void {
+  const free = pool.get(buf.length) ?? [];
+  if (free.length < POOL_MAX) free.push(buf);
+  pool.set(buf.length, free);
+}
+
+/** A frame read from the file; `release()` gives its buffer back (use nothing of it afterwards). */
+export interface Frame {
+  layout: XwdLayout;
+  data: Buffer;
+  release(): void;
+}
+
+function readAt(fd: number, buf: Buffer, offset: number): Promise<number> {
+  return new Promise((resolve, reject) =>
+    read(fd, buf, offset, buf.length - offset, offset, (e, n) => (e ? reject(e) : resolve(n))),
+  );
+}
+
 /**
  * Reads the framebuffer file of a machine's Xvfb: no symlinks, a regular file owned by `uid`, exactly the
- * size its header announces and `expected` pixels wide and high. Throws otherwise.
+ * size its header announces and `expected` pixels wide and high. Throws otherwise. Opening and checking
+ * are synchronous (microseconds); the read of the pixels runs on libuv's thread pool.
  */
 export async function readFramebuffer(
   file: string,
   uid: number,
   expected: { width: number; height: number },
-): Promise<{ layout: XwdLayout; data: Buffer }> {
-  const fh = await open(file, fsc.O_RDONLY | fsc.O_NOFOLLOW | fsc.O_NONBLOCK);
+): Promise<Frame> {
+  const fd = openSync(file, fsc.O_RDONLY | fsc.O_NOFOLLOW | fsc.O_NONBLOCK);
+  let data: Buffer | null = null;
   try {
-    const st = await fh.stat();
+    const st = fstatSync(fd);
     if (!st.isFile() || st.uid !== uid) throw new Error("the framebuffer is not the machine's regular file");
-    if (st.size > 16_384 * 16_384 * 4 + 1_000_000) throw new Error("the framebuffer file is too large");
+    if (st.size < XWD_HEADER_MIN || st.size > 16_384 * 16_384 * 4 + 1_000_000)
+      throw new Error("the framebuffer file has an impossible size");
     // one read of the whole file (the header's size is known only after reading it, the file's size is not)
-    const data = Buffer.allocUnsafeSlow(st.size);
+    data = borrow(st.size);
     let got = 0;
     while (got < data.length) {
-      const { bytesRead } = await fh.read(data, got, data.length - got, got);
-      if (bytesRead === 0) break;
-      got += bytesRead;
+      const n = await readAt(fd, data, got);
+      if (n === 0) break;
+      got += n;
     }
     const layout = parseXwd(data.subarray(0, Math.min(got, 4096)));
     if (!layout) throw new Error("the framebuffer is not a 24-bit XWD image");
     if (layout.width !== expected.width || layout.height !== expected.height)
       throw new Error(`the framebuffer is ${layout.width}x${layout.height}, not ${expected.width}x${expected.height}`);
     if (got < layout.fileSize) throw new Error("the framebuffer file is shorter than its header says");
-    return { layout, data };
+    const frame = data;
+    data = null;
+    return { layout, data: frame, release: () => giveBack(frame) };
   } finally {
-    await fh.close();
+    if (data) giveBack(data);
+    closeSync(fd);
   }
 }
 
@@ -130,10 +161,10 @@ export interface PngOptions {
 }
 
 /** The pixels of an XWD framebuffer as PNG rows (filter byte + RGB), the input of the IDAT stream. */
-export function xwdToPngRows(data: Buffer, layout: XwdLayout, filter: 0 | 1 = 1): Buffer {
+export function xwdToPngRows(data: Buffer, layout: XwdLayout, filter: 0 | 1 = 1, into?: Buffer): Buffer {
   const { width, height, dataOffset, bytesPerLine, r, g, b } = layout;
   const rowLen = 1 + width * 3;
-  const raw = Buffer.allocUnsafe(height * rowLen);
+  const raw = into && into.length === height * rowLen ? into : Buffer.allocUnsafe(height * rowLen);
   for (let y = 0; y < height; y++) {
     let o = y * rowLen;
     raw[o++] = filter;
@@ -170,8 +201,13 @@ export function xwdToPngRows(data: Buffer, layout: XwdLayout, filter: 0 | 1 = 1)
 
 /** Encodes an XWD framebuffer as an 8-bit RGB PNG (deflate on libuv's thread pool). */
 export async function xwdToPng(data: Buffer, layout: XwdLayout, options: PngOptions = {}): Promise<Buffer> {
-  const raw = xwdToPngRows(data, layout, options.filter ?? 1);
-  const idat = await deflate(raw, { level: options.level ?? 1, memLevel: 9 });
+  const raw = xwdToPngRows(data, layout, options.filter ?? 1, borrow(layout.height * (1 + layout.width * 3)));
+  let idat: Buffer;
+  try {
+    idat = await deflate(raw, { level: options.level ?? 1, memLevel: 9 });
+  } finally {
+    giveBack(raw);
+  }
   const ihdr = Buffer.alloc(13);
   ihdr.writeUInt32BE(layout.width, 0);
   ihdr.writeUInt32BE(layout.height, 4);

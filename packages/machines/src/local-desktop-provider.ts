@@ -11,7 +11,7 @@
 
 import { spawn } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
-import { createReadStream, createWriteStream, existsSync, constants as fsc, readFileSync } from "node:fs";
+import { createReadStream, createWriteStream, existsSync, constants as fsc, readFileSync, statSync } from "node:fs";
 import { chmod, chown, lstat, mkdir, open, readFile, rename, rm, stat, unlink, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { pipeline } from "node:stream/promises";
@@ -298,6 +298,18 @@ async function readUserFile(file: string, uid: number): Promise<Buffer> {
   }
 }
 
+/** State, start time and owner of a process from /proc, read synchronously (microseconds); null when gone or a zombie. */
+function xvfbLiveness(pid: number): { start_time: number; uid: number } | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "latin1");
+    const after = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    if (after[0] === "Z" || after[0] === "X") return null;
+    return { start_time: Number(after[19]), uid: statSync(`/proc/${pid}`).uid };
+  } catch {
+    return null;
+  }
+}
+
 class Mutex {
   private tail: Promise<unknown> = Promise.resolve();
   run<T>(fn: () => Promise<T>): Promise<T> {
@@ -314,6 +326,8 @@ interface Runtime {
   input: Mutex;
   terminals: TerminalSessions;
   xdo: XdotoolSession;
+  /** pid:start time:display of the Xvfb known to keep a framebuffer file (its command line was checked) */
+  framebufferXvfb?: string;
   /** serialises Chromium start-ups (two ops at once would start two browsers on one profile) */
   browserStart: Mutex;
   browser: ChromiumBrowser;
@@ -1425,13 +1439,24 @@ export class LocalDesktopProvider implements MachineProvider {
     const h = rt.handle;
     const rec = h.processes.find((p) => p.role === "xvfb");
     if (!rec || h.display === null) return null;
-    const info = await procInfo(rec.pid);
-    if (!info || info.state === "Z" || info.start_time !== rec.start_time || info.uid !== rt.user.uid) return null;
-    if (info.cmdline[1] !== `:${h.display}` || !info.cmdline.includes("-fbdir")) return null;
+    // alive and still the same process: one small synchronous read of /proc per shot (three async reads
+    // through procInfo cost more than the read of the frame under load); its command line once per process
+    const live = xvfbLiveness(rec.pid);
+    if (!live || live.start_time !== rec.start_time || live.uid !== rt.user.uid) return null;
+    const key = `${rec.pid}:${rec.start_time}:${h.display}`;
+    if (rt.framebufferXvfb !== key) {
+      const info = await procInfo(rec.pid);
+      if (!info || info.cmdline[1] !== `:${h.display}` || !info.cmdline.includes("-fbdir")) return null;
+      rt.framebufferXvfb = key;
+    }
     const captured_at = nowIso();
-    const { layout, data } = await readFramebuffer(path.join(h.runtime_dir, FRAMEBUFFER_FILE), rt.user.uid, h.screen);
-    const png = await xwdToPng(data, layout, { level: this.opts.screenshotLevel });
-    return { png, mime_type: "image/png", width: layout.width, height: layout.height, captured_at };
+    const frame = await readFramebuffer(path.join(h.runtime_dir, FRAMEBUFFER_FILE), rt.user.uid, h.screen);
+    try {
+      const png = await xwdToPng(frame.data, frame.layout, { level: this.opts.screenshotLevel });
+      return { png, mime_type: "image/png", width: frame.layout.width, height: frame.layout.height, captured_at };
+    } finally {
+      frame.release();
+    }
   }
 
   private async captureWithPrograms(rt: Runtime): Promise<Screenshot> {
