@@ -168,4 +168,36 @@ describe("usage totals", () => {
       { endpoint: "GET /v1/usage", requests: 100, credits_charged: 0 },
     ]);
   });
+
+  // Issue 16: concurrent summaries of one account share reads, but a caller never gets a read that began
+  // before it arrived: what it recorded before asking is always counted.
+  it("concurrent summaries share one read started after each caller arrived", async () => {
+    const a = await newAccount(7);
+    const rec = new UsageRecorder(deps, 60_000, 500);
+    let reads = 0;
+    const counting = {
+      ...deps,
+      usage: rec,
+      db: new Proxy(deps.db, {
+        get(t, k, r) {
+          if (k === "$queryRaw")
+            return (...args: unknown[]) => {
+              reads += 1;
+              return (t.$queryRaw as any)(...args);
+            };
+          return Reflect.get(t, k, r);
+        },
+      }),
+    } as CoreDeps & { usage: UsageRecorder };
+    rec.record(ev(a, "GET /v1/models"));
+    const first = usageSummary(counting, { accountId: a, mode: "live" }); // starts a read now
+    rec.record(ev(a, "GET /v1/models")); // recorded after that read began: later callers must count it
+    const later = await Promise.all(
+      Array.from({ length: 20 }, () => usageSummary(counting, { accountId: a, mode: "live" })),
+    );
+    expect((await first).requests).toBe(1);
+    for (const s of later) expect(s).toMatchObject({ requests: 2, balance: 7 });
+    expect(reads).toBe(2); // the first caller's read, then one shared by the twenty that came during it
+    await rec.flush();
+  });
 });

@@ -105,6 +105,30 @@ export class UsageRecorder {
     return { value: await read(), pending: [] };
   }
 
+  /**
+   * `readWithPending` shared by concurrent callers of the same `key`: a caller joins the next read to start
+   * (never one already running, which began before it arrived), so every caller still gets a read begun after
+   * its request, as if it had run its own, while a burst of identical calls costs one query per round trip
+   * instead of one each (GET /v1/usage at 20 connections: docs/benchmarks.md, issue 16).
+   */
+  readShared<T>(key: string, read: () => Promise<T>): Promise<{ value: T; pending: UsageEvent[] }> {
+    const slot = this.shared.get(key) as SharedRead<{ value: T; pending: UsageEvent[] }> | undefined;
+    if (!slot) return this.beginShared(key, () => this.readWithPending(read));
+    slot.next ??= slot.current.then(noop, noop).then(() => this.beginShared(key, () => this.readWithPending(read)));
+    return slot.next;
+  }
+
+  private shared = new Map<string, SharedRead<unknown>>();
+
+  private beginShared<T>(key: string, run: () => Promise<T>): Promise<T> {
+    const slot = {} as SharedRead<T>;
+    slot.current = run().finally(() => {
+      if (!slot.next && this.shared.get(key) === slot) this.shared.delete(key);
+    });
+    this.shared.set(key, slot as SharedRead<unknown>);
+    return slot.current;
+  }
+
   private async write(batch: UsageEvent[]): Promise<void> {
     const totals = new Map<string, { accountId: string; mode: string; period: string; endpoint: string; n: number }>();
     for (const e of batch) {
@@ -140,6 +164,15 @@ export class UsageRecorder {
       SET requests = usage_rollups.requests + EXCLUDED.requests`;
   }
 }
+
+interface SharedRead<T> {
+  /** the read running now */
+  current: Promise<T>;
+  /** the read that starts when it ends, shared by everyone who arrived meanwhile */
+  next?: Promise<T>;
+}
+
+const noop = () => {};
 
 /** What GET /v1/usage calls the per-minute machine charges (no request carries them). */
 export const MACHINE_METERING_ENDPOINT = "machines (metering)";
@@ -203,7 +236,7 @@ export async function usageSummary(
       WHERE a.id = ${args.accountId}::uuid
       ORDER BY r.endpoint`;
   const { value: rows, pending } = deps.usage
-    ? await deps.usage.readWithPending(read)
+    ? await deps.usage.readShared(`${args.accountId}\u0000${args.mode}\u0000${period}`, read)
     : { value: await read(), pending: [] };
   const balance = Number(rows[0]?.balance ?? 0);
   const totals = rows.flatMap((r) =>
