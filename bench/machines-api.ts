@@ -2,19 +2,25 @@
 //   - a live managed 1280x720 desktop: provision time, GET /screenshot latency p50/p99 (JSON and
 //     Accept: image/png), actions/s for a batch of 50 clicks
 //   - an external machine on loopback: the owner's POST /actions round trip through the driver protocol
-//     (owner -> command queue -> driver long poll -> result -> owner), with the driver's own protocol
-//     client answering at once (no X work), so the figure is the protocol's cost
+//     (owner -> command queue -> driver long poll -> result -> owner), next to a bare loopback HTTP round
+//     trip measured in turns in the same run: with the driver's protocol client answering at once (the
+//     protocol's cost), with the driver program on a display that does nothing, and on Xvfb
+//     (benchExternalRoundTrip below)
 //   npm run bench -- machines            (defaults: 100 shots, 5 batches, 200 round trips)
-//   npx tsx bench/machines-api.ts [--shots N] [--batches N] [--trips N]
+//   npx tsx bench/machines-api.ts [--shots N] [--batches N] [--trips N] [--external-only]
 // The managed part needs root and the packages of scripts/install-desktop-deps.sh; it is skipped otherwise.
+import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { chmod, mkdtemp, rm } from "node:fs/promises";
 import http from "node:http";
 import os from "node:os";
 import path from "node:path";
+import { startTestInternet } from "@cua/machines/isolation/test-internet";
 import { DriverClient } from "../apps/driver/src/client.ts";
-import { startTestInternet } from "../packages/core/src/machines/isolation/test-internet.ts";
-import { percentile, startBenchService } from "./lib.ts";
+import { DisplayBackend } from "../apps/driver/src/display-backend.ts";
+import { Driver } from "../apps/driver/src/driver.ts";
+import { type DriverState, saveState } from "../apps/driver/src/state.ts";
+import { percentile, spawnAndWait, startBenchService } from "./lib.ts";
 
 function arg(name: string, fallback: number): number {
   const i = process.argv.indexOf(`--${name}`);
@@ -65,6 +71,7 @@ export async function benchMachines() {
   };
   try {
     const desktop =
+      !process.argv.includes("--external-only") &&
       process.getuid?.() === 0 &&
       ["/usr/bin/Xvfb", "/usr/bin/xdotool", "/usr/bin/scrot", "/usr/bin/chromium"].every((p) => existsSync(p));
     if (desktop) {
@@ -84,19 +91,48 @@ export async function benchMachines() {
       }
       console.log(`provision (POST -> running)          ${fmt(performance.now() - t0)}`);
       await req("POST", `/v1/machines/${id}/browser/navigate`, { parameters: { url: pageUrl } });
-      for (const [label, headers] of [
-        ["GET /screenshot (JSON, base64 PNG)", {}],
-        ["GET /screenshot (Accept: image/png)", { Accept: "image/png" }],
-      ] as const) {
-        const times: number[] = [];
-        for (let i = 0; i < shots; i++) {
+      // screenshots (issue 16): the rows in turns, so that a change of load falls on all of them alike. The
+      // baselines are the capture alone, done here in the bench's process on the same desktop: Xvfb's
+      // framebuffer file read (and encoded as the provider encodes it), without HTTP, auth or the service
+      const fb = await import("@cua/machines/framebuffer");
+      const { readdir, stat } = await import("node:fs/promises");
+      const runtimeRoot = path.join(root, "machines", ".runtime");
+      const fbFile = path.join(runtimeRoot, (await readdir(runtimeRoot))[0] ?? "", fb.FRAMEBUFFER_FILE);
+      const fbUid = (await stat(fbFile)).uid;
+      const screen = { width: 1280, height: 720 };
+      const shotRows: [string, () => Promise<unknown>][] = [
+        ["framebuffer read alone (baseline)", async () => (await fb.readFramebuffer(fbFile, fbUid, screen)).release()],
+        [
+          "capture: read + PNG encode (baseline)",
+          async () => {
+            const f = await fb.readFramebuffer(fbFile, fbUid, screen);
+            await fb.xwdToPng(f.data, f.layout).finally(() => f.release());
+          },
+        ],
+        ["GET /screenshot (JSON, base64 PNG)", () => req("GET", `/v1/machines/${id}/screenshot`)],
+        [
+          "GET /screenshot (Accept: image/png)",
+          () => req("GET", `/v1/machines/${id}/screenshot`, undefined, { Accept: "image/png" }),
+        ],
+      ];
+      const shotTimes = shotRows.map(() => [] as number[]);
+      for (const [, call] of shotRows) for (let i = 0; i < 3; i++) await call();
+      for (let i = 0; i < shots; i++) {
+        for (const [k, [, call]] of shotRows.entries()) {
           const t = performance.now();
-          await req("GET", `/v1/machines/${id}/screenshot`, undefined, headers);
-          times.push(performance.now() - t);
+          await call();
+          shotTimes[k]!.push(performance.now() - t);
         }
-        times.sort((a, b) => a - b);
+      }
+      const capture50 = percentile(
+        shotTimes[1]!.sort((a, b) => a - b),
+        50,
+      );
+      for (const [k, [label]] of shotRows.entries()) {
+        const times = shotTimes[k]!.sort((a, b) => a - b);
+        const vs = k >= 2 ? `  ${(percentile(times, 50) / capture50).toFixed(1)}x the capture` : "";
         console.log(
-          `${label.padEnd(37)}p50 ${fmt(percentile(times, 50))}  p99 ${fmt(percentile(times, 99))}  (${shots} shots)`,
+          `${label.padEnd(37)}p50 ${fmt(percentile(times, 50))}  p99 ${fmt(percentile(times, 99))}  (${shots} shots)${vs}`,
         );
       }
       const els = (await req("POST", `/v1/machines/${id}/browser/clickables`, { parameters: {} })).result.elements as {
@@ -125,26 +161,58 @@ export async function benchMachines() {
       console.log("\n(managed desktop part skipped: needs root and the desktop packages)");
     }
 
-    console.log("\n== external machine command round trip on loopback ==");
-    const enrolled = await req(
+    await benchExternalRoundTrip(base, req, trips, root);
+  } finally {
+    await svc.stop();
+    page.close();
+    await inet.close();
+    await rm(root, { recursive: true, force: true });
+  }
+}
+
+type Req = (method: string, p: string, body?: unknown, headers?: Record<string, string>) => Promise<any>;
+
+/**
+ * The owner's POST /actions on an external machine, answered through the driver protocol on loopback, next
+ * to a bare loopback HTTP round trip measured in turns in the same run (issue 16):
+ *   bare     one POST to a bare Fastify handler in its own process (JSON parse, static answer): the floor of
+ *            any HTTP exchange with this client on this host
+ *   client   the protocol client of apps/driver answering each command at once (no X work, no state file):
+ *            the service's cost; one round trip is at least two HTTP exchanges (the owner's request, the
+ *            driver's result) plus the long poll's answer
+ *   driver   the driver program's own loop (apps/driver Driver: checks, state file, result) on a display that
+ *            does nothing: adds the driver's bookkeeping
+ *   xvfb     the driver program on a real Xvfb display (xdotool moves the pointer), when Xvfb and xdotool exist
+ */
+async function benchExternalRoundTrip(base: string, req: Req, trips: number, root: string) {
+  console.log("\n== external machine command round trip on loopback (in turns with a bare HTTP round trip) ==");
+  const bare = await spawnAndWait("bench/bare-server.ts", {}, /BARE_LISTENING (\d+)/);
+  const bareUrl = `http://127.0.0.1:${bare.match[1]}/bare`;
+  const enroll = async (name: string) =>
+    (await req(
       "POST",
       "/v1/machines/external",
       {
-        display_name: "bench",
+        display_name: name,
         capabilities: ["mouse", "screenshot"],
         screen_width: 1280,
         screen_height: 720,
         protocol_version: 1,
       },
-      { "Idempotency-Key": `bench-${Date.now()}` },
-    );
-    const client = new DriverClient(base, enrolled.machine_id, enrolled.device_token);
+      { "Idempotency-Key": `bench-${name}-${Date.now()}` },
+    )) as { machine_id: string; device_token: string };
+  const stops: (() => Promise<void>)[] = [];
+  const targets: { name: string; label: string; machine: string }[] = [];
+  try {
+    // client: the protocol client answering at once
+    const a = await enroll("client");
+    const client = new DriverClient(base, a.machine_id, a.device_token);
     let stop = false;
     let cursor = "0";
-    const driverLoop = (async () => {
+    const loop = (async () => {
       while (!stop) {
-        const page2 = await client.poll(cursor, 2);
-        for (const c of page2.commands) {
+        const page = await client.poll(cursor, 2);
+        for (const c of page.commands) {
           await client.result(c.id, {
             status: "succeeded",
             result: {},
@@ -154,30 +222,136 @@ export async function benchMachines() {
             precondition_frame_id: c.precondition_frame_id,
           });
         }
-        cursor = page2.next_cursor;
+        cursor = page.next_cursor;
       }
     })();
-    const times: number[] = [];
-    for (let i = 0; i < trips; i++) {
-      const t = performance.now();
-      await req("POST", `/v1/machines/${enrolled.machine_id}/actions`, {
-        command: "move",
-        parameters: { x: i % 1000, y: 10 },
+    stops.push(async () => {
+      stop = true;
+      await loop;
+    });
+    targets.push({ name: "client", label: "via the protocol client (answers at once)", machine: a.machine_id });
+
+    // driver: the driver program on a display that does nothing
+    const startDriver = async (name: string, display: DisplayBackend) => {
+      const e = await enroll(name);
+      const stateFile = path.join(root, `driver-${name}.json`);
+      const state: DriverState = {
+        api_url: base,
+        enrollment_key: "bench",
+        machine_id: e.machine_id,
+        device_token: e.device_token,
+        capabilities: ["mouse", "screenshot"],
+        screen: { width: 1280, height: 720 },
+        cursor: "0",
+        last_sequence: 0,
+        last_frame_id: null,
+        results: {},
+        result_order: [],
+      };
+      saveState(stateFile, state);
+      const d = new Driver({
+        stateFile,
+        state,
+        client: new DriverClient(base, e.machine_id, e.device_token),
+        display,
+        log: { info() {}, warn() {} },
+        pollWaitSeconds: 2,
       });
-      times.push(performance.now() - t);
+      const run = d.run();
+      stops.push(async () => {
+        d.stop();
+        await run;
+      });
+      return e.machine_id;
+    };
+    const idle = {
+      backend: () => ({
+        input: async () => {},
+        screenshot: async () => {
+          throw new Error("no screen");
+        },
+        browser: async () => ({ success: false, result: {}, error: { code: "NO", message: "no browser" } }),
+        browserExecute: async () => ({ success: false, result: {}, error: { code: "NO", message: "no browser" } }),
+        terminal: async () => ({ success: false, result: {}, error: { code: "NO", message: "no terminal" } }),
+        file: async () => ({ success: false, result: {}, error: { code: "NO", message: "no files" } }),
+      }),
+    } as unknown as DisplayBackend;
+    targets.push({
+      name: "driver",
+      label: "via the driver program (state file, no X work)",
+      machine: await startDriver("driver", idle),
+    });
+
+    // xvfb: the driver program moving the pointer of a real X display
+    if (["/usr/bin/Xvfb", "/usr/bin/xdotool"].every((p) => existsSync(p))) {
+      const n = 90 + (process.pid % 9);
+      const xvfb = spawn("Xvfb", [`:${n}`, "-screen", "0", "1280x720x24", "-nolisten", "tcp"], { stdio: "ignore" });
+      stops.push(async () => {
+        xvfb.kill("SIGTERM");
+      });
+      await new Promise((r) => setTimeout(r, 1000));
+      const home = path.join(root, "driver-home");
+      const display = new DisplayBackend({ display: `:${n}`, home });
+      stops.push(() => display.close());
+      targets.push({
+        name: "xvfb",
+        label: "via the driver program on Xvfb (xdotool)",
+        machine: await startDriver("xvfb", display),
+      });
     }
-    stop = true;
-    await driverLoop;
-    times.sort((a, b) => a - b);
+
+    const bareTimes: number[] = [];
+    const times: Record<string, number[]> = Object.fromEntries(targets.map((t) => [t.name, []]));
+    const barePost = async () => {
+      const r = await fetch(bareUrl, {
+        method: "POST",
+        headers: { "X-API-Key": "bench", "Content-Type": "application/json" },
+        body: JSON.stringify({ command: "move", parameters: { x: 1, y: 10 } }),
+      });
+      await r.arrayBuffer();
+    };
+    const action = (machine: string, i: number) =>
+      req("POST", `/v1/machines/${machine}/actions`, { command: "move", parameters: { x: i % 1000, y: 10 } });
+    // warm-up, then rounds of (bare, each target) so that a change of load falls on every row alike
+    for (let i = 0; i < 10; i++) {
+      await barePost();
+      for (const t of targets) await action(t.machine, i);
+    }
+    const rounds = 10;
+    const per = Math.max(1, Math.ceil(trips / rounds));
+    for (let r = 0; r < rounds; r++) {
+      for (let i = 0; i < per; i++) {
+        const t0 = performance.now();
+        await barePost();
+        bareTimes.push(performance.now() - t0);
+      }
+      for (const t of targets) {
+        for (let i = 0; i < per; i++) {
+          const t0 = performance.now();
+          const out = await action(t.machine, r * per + i);
+          if (!out.success) throw new Error(`${t.name}: ${JSON.stringify(out).slice(0, 300)}`);
+          times[t.name]!.push(performance.now() - t0);
+        }
+      }
+    }
+    bareTimes.sort((x, y) => x - y);
+    const bare50 = percentile(bareTimes, 50);
+    const load = os.loadavg()[0]!.toFixed(1);
     console.log(
-      `POST /actions via the driver protocol p50 ${fmt(percentile(times, 50))}  p99 ${fmt(percentile(times, 99))}  (${trips} round trips)`,
+      `${"bare loopback HTTP round trip (Fastify POST)".padEnd(62)}p50 ${fmt(bare50)}  p99 ${fmt(percentile(bareTimes, 99))}  (${bareTimes.length})`,
     );
-    await req("DELETE", `/v1/machines/${enrolled.machine_id}`);
+    for (const t of targets) {
+      const v = times[t.name]!.sort((x, y) => x - y);
+      const p50 = percentile(v, 50);
+      console.log(
+        `${`POST /actions ${t.label}`.padEnd(62)}p50 ${fmt(p50)}  p99 ${fmt(percentile(v, 99))}  (${v.length}; ${(p50 / bare50).toFixed(1)}x bare p50)`,
+      );
+    }
+    console.log(`(1-minute load average ${load} on ${os.cpus().length} cores)`);
   } finally {
-    await svc.stop();
-    page.close();
-    await inet.close();
-    await rm(root, { recursive: true, force: true });
+    for (const s of stops.reverse()) await s().catch(() => {});
+    for (const t of targets) await req("DELETE", `/v1/machines/${t.machine}`).catch(() => {});
+    bare.child.kill("SIGTERM");
   }
 }
 
