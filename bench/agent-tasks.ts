@@ -578,9 +578,10 @@ const HELD_OUT: Task[] = [
       `<main><h1>Invoices</h1><form method="post" action="submit">${["INV-1041", "INV-1042", "INV-1043"].map((i) => `<div class="opt"><input type="checkbox" name="sel" value="${i}" id="${i}"><label for="${i}" style="margin-left:24px">${i}</label></div>`).join("")}<button>Archive selected</button></form></main>`,
     ),
     task: "Select the checkbox left of INV-1042 and press Archive selected",
+    // one box ticked: the form posts sel once
     verify: (h) => {
       const p = posted(h, "/submit").at(-1);
-      return Boolean(p) && p?.sel === "INV-1042";
+      return p?.form.sel === "INV-1042";
     },
   },
   {
