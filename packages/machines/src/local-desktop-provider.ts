@@ -42,9 +42,12 @@ import {
 import { type DevtoolsGuardState, guardDevtoolsPorts } from "./devtools-guard.ts";
 import { runFileOp } from "./file-ops.ts";
 import { FRAMEBUFFER_FILE, readFramebuffer, xwdToPng } from "./framebuffer.ts";
-import { type IsolationMode, type IsolationStatus, MachineIsolation } from "./isolation/machine-isolation.ts";
-import { ipcnsPathOf, mntnsPathOf } from "./isolation/mount.ts";
-import { netnsNameOf } from "./isolation/network.ts";
+import {
+  type IsolationMode,
+  type IsolationStatus,
+  MachineIsolation,
+  type MachineIsolationOptions,
+} from "./isolation/machine-isolation.ts";
 import { LocalHomeFs } from "./local-fs.ts";
 import { isInside } from "./paths.ts";
 import { pngSize } from "./png.ts";
@@ -169,6 +172,8 @@ export interface LocalDesktopProviderOptions {
   isolationPool?: string;
   /** more paths machines must not see (the service's data directory, its repository...) */
   hiddenPaths?: string[];
+  /** each machine's cgroup limits and private /tmp sizes (isolation/cgroup.ts, mount.ts; docs/security.md) */
+  isolationLimits?: Pick<MachineIsolationOptions, "limits" | "cgroupParent" | "tmpSize" | "shmSize">;
 }
 
 /** What readiness() answers: whether this host can run machines and desktops now. */
@@ -364,7 +369,7 @@ export class LocalDesktopProvider implements MachineProvider {
   private readonly opts: Required<
     Omit<
       LocalDesktopProviderOptions,
-      "rootDir" | "snapshotDir" | "name" | "isolation" | "isolationPool" | "hiddenPaths"
+      "rootDir" | "snapshotDir" | "name" | "isolation" | "isolationPool" | "hiddenPaths" | "isolationLimits"
     >
   >;
   /** network/mount namespaces of the machines (isolation/machine-isolation.ts) */
@@ -415,6 +420,7 @@ export class LocalDesktopProvider implements MachineProvider {
     this.isolation = new MachineIsolation({
       mode: options.isolation ?? "namespaces",
       ...(options.isolationPool ? { pool: options.isolationPool } : {}),
+      ...options.isolationLimits,
       hiddenPaths: [this.snapshotDir, ...(options.hiddenPaths ?? [])],
       forwardedPorts: [
         [this.opts.devtoolsPortBase + lo, this.opts.devtoolsPortBase + hi],
@@ -602,13 +608,7 @@ export class LocalDesktopProvider implements MachineProvider {
 
   /** The jail of a handle that runs isolated (the namespaces' paths derive from its user name). */
   private jailOf(h: LocalDesktopHandle): UserIdentity["jail"] {
-    if (!h.net_address) return null;
-    return {
-      netns: `/run/netns/${netnsNameOf(h.user)}`,
-      mntns: mntnsPathOf(h.user),
-      ipcns: ipcnsPathOf(h.user),
-      address: h.net_address,
-    };
+    return h.net_address ? this.isolation.jailOf(h.user, h.net_address) : null;
   }
 
   /** Once per provider (its first reconcile or start): namespaces, veths, slots of users that are gone. */
@@ -1073,7 +1073,7 @@ export class LocalDesktopProvider implements MachineProvider {
       async () => {
         if (exited) return true;
         try {
-          const lockPid = Number((await readFile(`/tmp/.X${display}-lock`, "utf8")).trim());
+          const lockPid = Number((await readFile(`/proc/${pid}/root/tmp/.X${display}-lock`, "utf8")).trim());
           return lockPid === pid && (await canConnectUnix(`/tmp/.X11-unix/X${display}`));
         } catch {
           return false;

@@ -2,6 +2,8 @@
 // (root) spawns nsenter, which joins the machine's network, mount and IPC namespaces, drops to the
 // machine's uid/gid (supplementary groups cleared) and execs `env --chdir=<cwd>`, which execs the program:
 // all in the same process, so the pid the service records is the program's own and its process group is the one the service created.
+// Before nsenter, a root shell writes its own pid into the machine's cgroup (cgroup.ts): the process is
+// in the cgroup, under its limits, before it can fork or run anything of the machine's.
 
 import { existsSync } from "node:fs";
 
@@ -13,9 +15,12 @@ export interface Jail {
   ipcns: string;
   /** the machine's own address on its veth (the service reaches DevTools/VNC there) */
   address: string;
+  /** cgroup.procs files of the machine's cgroup (cgroup.ts); empty when limits are off (MACHINE_LIMITS=none) */
+  cgroupProcs: string[];
 }
 
 const ENV = ["/usr/bin/env", "/bin/env"].find((p) => existsSync(p)) ?? "env";
+const SH = ["/bin/sh", "/usr/bin/sh"].find((p) => existsSync(p)) ?? "sh";
 const NSENTER = ["/usr/bin/nsenter", "/bin/nsenter", "/usr/sbin/nsenter"].find((p) => existsSync(p)) ?? "nsenter";
 
 /**
@@ -29,7 +34,7 @@ export function jailedCommand(
   command: string,
   args: string[],
 ): { command: string; args: string[] } {
-  return {
+  const enter = {
     command: NSENTER,
     args: [
       `--net=${jail.netns}`,
@@ -46,4 +51,13 @@ export function jailedCommand(
       ...args,
     ],
   };
+  if (!jail.cgroupProcs.length) return enter;
+  // joins the cgroup (fails closed: a write that fails ends the process before it runs anything), then
+  // becomes nsenter; dash would hand its own PWD (the service's directory) down, so it is unset
+  const join = jail.cgroupProcs.map((f) => `echo $$ > ${shq(f)} || exit 125`).join("; ");
+  return { command: SH, args: ["-c", `unset PWD; ${join}; exec "$@"`, "cua-jail", enter.command, ...enter.args] };
+}
+
+function shq(s: string): string {
+  return `'${s.replace(/'/g, `'\\''`)}'`;
 }

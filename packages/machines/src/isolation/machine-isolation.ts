@@ -2,12 +2,24 @@
 // enter() before a machine's first process starts, leave() after its last one ended, sweep() at
 // service start. With mode "namespaces" (the default) a host that cannot build the namespaces makes
 // the machine fail to start with a message saying why (fail closed); "none" is the documented opt-out
-// (MACHINE_ISOLATION=none), and readiness says that machines then run unisolated.
+// (MACHINE_ISOLATION=none), and readiness says that machines then run unisolated. Each machine also
+// gets a cgroup with limits (cgroup.ts), part of the same fail-closed setup unless MACHINE_LIMITS=none.
 
 import { existsSync } from "node:fs";
 import { readFile, writeFile } from "node:fs/promises";
 import { CoreError } from "@cua/base/errors";
 import type { UserIdentity } from "../process-utils.ts";
+import {
+  type CgroupLayout,
+  cgroupExists,
+  cgroupProcsFiles,
+  DEFAULT_MACHINE_LIMITS,
+  detectCgroups,
+  type MachineLimits,
+  removeCgroup,
+  setupCgroup,
+  sweepCgroups,
+} from "./cgroup.ts";
 import { installHostFirewall, machineDns } from "./host-firewall.ts";
 import type { Jail } from "./jail.ts";
 import {
@@ -46,6 +58,16 @@ export interface MachineIsolationOptions {
   servicePorts?: [number, number];
   /** the uid that may open connections into machines (default: the service's own) */
   serviceUid?: number;
+  /**
+   * Each machine's cgroup limits (cgroup.ts; default DEFAULT_MACHINE_LIMITS); null: no cgroups at all
+   * (MACHINE_LIMITS=none, the explicit opt-out that readiness reports)
+   */
+  limits?: MachineLimits | null;
+  /** where machines' cgroups go inside the hierarchy (MACHINE_CGROUP_PARENT; default: see cgroup.ts) */
+  cgroupParent?: string | null;
+  /** sizes of each machine's private /tmp, /var/tmp and /dev/shm (tmpfs size= values; mount.ts) */
+  tmpSize?: string;
+  shmSize?: string;
 }
 
 export interface IsolationStatus {
@@ -55,7 +77,10 @@ export interface IsolationStatus {
   detail: string;
 }
 
-const ISOLATED = "Machines run in their own network, mount and IPC namespaces (docs/security.md).";
+const ISOLATED =
+  "Machines run in their own network, mount and IPC namespaces and cgroups with resource limits (docs/security.md).";
+const UNLIMITED =
+  "Machines run in their own network, mount and IPC namespaces, WITHOUT resource limits (MACHINE_LIMITS=none): one machine can exhaust the host's processes, memory and CPU (docs/security.md).";
 const TOOLS = ["ip", "iptables", "iptables-restore", "nsenter", "unshare", "mount", "umount", "env"] as const;
 const SBIN_PATH = ["/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin"];
 
@@ -67,6 +92,8 @@ export class MachineIsolation {
   private hostChain: Promise<void> = Promise.resolve();
   private dns: { servers: string[]; content: string | null } = { servers: [], content: null };
   private state: IsolationStatus;
+  readonly limits: MachineLimits | null;
+  private cgroups: CgroupLayout | null = null;
 
   constructor(private readonly opts: MachineIsolationOptions) {
     this.mode = opts.mode;
@@ -76,6 +103,7 @@ export class MachineIsolation {
       if (problem) throw new Error(`machine isolation: cannot hide ${p}: ${problem}`);
     }
     this.hidden = [...DEFAULT_HIDDEN_PATHS, ...opts.hiddenPaths];
+    this.limits = opts.limits === undefined ? DEFAULT_MACHINE_LIMITS : opts.limits;
     this.state =
       opts.mode === "none"
         ? {
@@ -84,7 +112,7 @@ export class MachineIsolation {
             detail:
               "Machine isolation is off (MACHINE_ISOLATION=none): machines share the host's network and file system.",
           }
-        : { mode: "namespaces", available: null, detail: ISOLATED };
+        : { mode: "namespaces", available: null, detail: this.limits ? ISOLATED : UNLIMITED };
   }
 
   status(): IsolationStatus {
@@ -127,7 +155,8 @@ export class MachineIsolation {
         dnsServers: this.dns.servers,
       });
       await prepareMountDir();
-      this.state = { mode: "namespaces", available: true, detail: ISOLATED };
+      this.cgroups = this.limits ? detectCgroups(this.opts.cgroupParent ?? null) : null;
+      this.state = { mode: "namespaces", available: true, detail: this.limits ? ISOLATED : UNLIMITED };
     } catch (e) {
       const reason = e instanceof Error ? e.message : String(e);
       this.state = { ...this.state, available: false, detail: `Machine isolation is unavailable: ${reason}` };
@@ -150,8 +179,13 @@ export class MachineIsolation {
         this.dns.servers,
         this.opts.servicePorts ?? null,
       );
-      const mntns = await setupMountNs(user.name, [...this.hidden, rootDir], keep, this.dns.content);
-      return { netns: net.netnsPath, mntns, ipcns: ipcnsPathOf(user.name), address: net.address };
+      const mntns = await setupMountNs(user.name, [...this.hidden, rootDir], keep, this.dns.content, {
+        ...(this.opts.tmpSize ? { tmpSize: this.opts.tmpSize } : {}),
+        ...(this.opts.shmSize ? { shmSize: this.opts.shmSize } : {}),
+      });
+      const cgroupProcs =
+        this.cgroups && this.limits ? await setupCgroup(this.cgroups, netnsNameOf(user.name), this.limits) : [];
+      return { netns: net.netnsPath, mntns, ipcns: ipcnsPathOf(user.name), address: net.address, cgroupProcs };
     } catch (e) {
       await this.leave(user.name).catch(() => {});
       const reason = e instanceof Error ? e.message : String(e);
@@ -165,20 +199,69 @@ export class MachineIsolation {
     }
   }
 
-  /** Removes the machine's namespaces and forwarders; idempotent, also for a machine never isolated. */
+  /**
+   * The jail of a machine that runs isolated at `address` (the paths derive from its user name): how the
+   * service starts its processes after a restart, without entering again.
+   */
+  jailOf(userName: string, address: string): Jail {
+    return {
+      netns: `/run/netns/${netnsNameOf(userName)}`,
+      mntns: mntnsPathOf(userName),
+      ipcns: ipcnsPathOf(userName),
+      address,
+      cgroupProcs: this.limits ? this.procsFiles(userName) : [],
+    };
+  }
+
+  private procsFiles(userName: string): string[] {
+    const layout = this.layoutIfAny();
+    // no cgroups on this host: a path that cannot be written, so that the wrapper refuses to start anything
+    if (!layout) return ["/sys/fs/cgroup/cua-machines-unavailable/cgroup.procs"];
+    return cgroupProcsFiles(layout, netnsNameOf(userName));
+  }
+
+  /** The host's cgroup layout (detected once; before the first start too, for a re-adopted machine). */
+  private layout(): CgroupLayout {
+    this.cgroups ??= detectCgroups(this.opts.cgroupParent ?? null);
+    return this.cgroups;
+  }
+
+  /** The layout, or null on a host without usable cgroups (where no machine cgroup can exist). */
+  private layoutIfAny(): CgroupLayout | null {
+    try {
+      return this.layout();
+    } catch {
+      return null;
+    }
+  }
+
+  /**
+   * Kills what is left in the machine's cgroup and removes it, then its namespaces and forwarders;
+   * idempotent, also for a machine never isolated.
+   */
   async leave(userName: string): Promise<void> {
     this.forwarders.close(userName);
     if (this.mode === "none") return;
+    const layout = this.limits ? this.layoutIfAny() : null;
+    // the namespaces go even when a process outlives the kill (the error still fails the stop)
+    const left = layout ? await removeCgroup(layout, netnsNameOf(userName)).catch((e: unknown) => e) : null;
     await teardownMountNs(userName);
     await teardownNetwork(userName);
+    if (left) throw left;
   }
 
-  /** Whether the machine's namespaces exist (a desktop re-adopted after a restart keeps running in them). */
+  /**
+   * Whether the machine's namespaces and cgroup exist (a desktop re-adopted after a restart keeps running
+   * in them; one without its cgroup is restarted, its processes would run unlimited).
+   */
   async exists(userName: string): Promise<boolean> {
     if (this.mode === "none") return false;
-    return [`/run/netns/${netnsNameOf(userName)}`, mntnsPathOf(userName), ipcnsPathOf(userName)].every((p) =>
+    const ns = [`/run/netns/${netnsNameOf(userName)}`, mntnsPathOf(userName), ipcnsPathOf(userName)].every((p) =>
       existsSync(p),
     );
+    if (!ns || !this.limits) return ns;
+    const layout = this.layoutIfAny();
+    return layout !== null && cgroupExists(layout, netnsNameOf(userName));
   }
 
   /** Removes namespaces, veths, slots and mount namespaces of users that no longer exist. */
@@ -194,6 +277,8 @@ export class MachineIsolation {
     );
     const removed = await sweepNetworks(live);
     await sweepMountNs(live);
+    const layout = this.limits ? this.layoutIfAny() : null;
+    if (layout) await sweepCgroups(layout, live);
     return removed;
   }
 }

@@ -11,13 +11,17 @@
 //   runtime directory        the same paths)
 //   /etc/passwd, /etc/group  without the other machines' users
 //   /proc                    a new proc with hidepid=invisible: a machine's user sees its own processes
+//   /tmp, /var/tmp, /dev/shm a fresh tmpfs each (1777, size-limited): nothing one machine leaves there is
+//                            seen by another; the host's /tmp/.X11-unix is bound back into /tmp (the
+//                            service reaches each display through its socket; Xvfb's lock file stays in
+//                            the machine's own /tmp, where the host reads it via /proc/<pid>/root)
 //
 // The namespace is kept by bind-mounting it on /run/cua-isolation/mnt/<cuan-hex> (that directory is a
 // private mount, as `unshare --mount=<file>` needs); processes enter it with nsenter (jail.ts). An IPC
 // namespace of the machine's own is kept beside it (<cuan-hex>.ipc).
 
 import { existsSync, statSync } from "node:fs";
-import { mkdir, readdir, readFile, realpath, unlink, writeFile } from "node:fs/promises";
+import { chmod, mkdir, readdir, readFile, realpath, unlink, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { isInside } from "../paths.ts";
 import { run } from "../process-utils.ts";
@@ -37,6 +41,27 @@ export const DEFAULT_HIDDEN_PATHS = [
   "/var/mail",
   "/var/spool",
 ] as const;
+
+/** Sizes of a machine's private temporary directories (tmpfs size= values: bytes, or with k/m/g). */
+export interface PrivateTmp {
+  /** /tmp and /var/tmp, each */
+  tmpSize: string;
+  /** /dev/shm (Chromium's shared memory between its processes) */
+  shmSize: string;
+}
+
+export const DEFAULT_PRIVATE_TMP: PrivateTmp = { tmpSize: "1g", shmSize: "1g" };
+
+/** The X sockets' directory: shared with the host (the service connects to each display through it). */
+export const X11_SOCKET_DIR = "/tmp/.X11-unix";
+
+function privateDirs(p: PrivateTmp): [dir: string, options: string][] {
+  return [
+    ["/tmp", `mode=1777,size=${p.tmpSize},nosuid,nodev`],
+    ["/var/tmp", `mode=1777,size=${p.tmpSize},nosuid,nodev`],
+    ["/dev/shm", `mode=1777,size=${p.shmSize},nosuid,nodev`],
+  ];
+}
 
 /** Hiding one of these (or an ancestor) would break the desktop's programs. */
 const ESSENTIAL = [
@@ -136,9 +161,14 @@ export function mountScript(
   keep: string[],
   files: [source: string, target: string][] = [],
   runFiles: [target: string, content: string][] = [],
+  privateTmp: PrivateTmp | null = null,
 ): string {
-  const cover = coverSet(hidden);
-  const kept = keep.map((k) => path.resolve(k)).filter((k) => cover.some((c) => isInside(c, k)));
+  const fresh = privateTmp ? privateDirs(privateTmp).filter(([d]) => existsSync(d)) : [];
+  const inFresh = (p: string) => fresh.some(([d]) => isInside(d, p));
+  // what lies inside a fresh directory is gone anyway
+  const cover = coverSet(hidden).filter((c) => !inFresh(c));
+  const keepAll = fresh.some(([d]) => d === "/tmp") ? [...keep, X11_SOCKET_DIR] : keep;
+  const kept = keepAll.map((k) => path.resolve(k)).filter((k) => cover.some((c) => isInside(c, k)) || inFresh(k));
   const lines = [
     "set -e",
     // files replaced by the machine's own version (read-only; their sources are under /run, bound before /run goes)
@@ -166,6 +196,8 @@ export function mountScript(
         ? `mount -t tmpfs -o mode=0755,size=256k,nosuid,nodev cua-hidden ${shq(c)}`
         : `mount --bind /dev/null ${shq(c)}`,
     );
+  // the machine's own /tmp, /var/tmp, /dev/shm
+  for (const [d, options] of fresh) lines.push(`mount -t tmpfs -o ${options} cua-tmp ${shq(d)}`);
   for (const k of kept) lines.push(`mkdir -p ${shq(k)}`);
   for (const c of dirs) lines.push(`mount -o remount,ro,nosuid,nodev ${shq(c)}`);
   kept.forEach((k, i) => {
@@ -187,6 +219,7 @@ export async function setupMountNs(
   hidden: string[],
   keep: string[],
   resolvConf: string | null = null,
+  privateTmp: Partial<PrivateTmp> = {},
 ): Promise<string> {
   const file = mntnsPathOf(userName);
   const ipc = ipcnsPathOf(userName);
@@ -195,6 +228,11 @@ export async function setupMountNs(
   await writeFile(file, "", { mode: 0o600 });
   await writeFile(ipc, "", { mode: 0o600 });
   await mkdir(ETC_DIR, { recursive: true, mode: 0o700 });
+  // bound into the machine's private /tmp: it must exist (root's, 1777, as the provider keeps it)
+  if (!existsSync(X11_SOCKET_DIR)) {
+    await mkdir(X11_SOCKET_DIR, { mode: 0o1777 }).catch(() => {});
+    await chmod(X11_SOCKET_DIR, 0o1777).catch(() => {});
+  }
   const accounts = accountsFor(
     await readFile("/etc/passwd", "utf8"),
     await readFile("/etc/group", "utf8").catch(() => ""),
@@ -228,7 +266,7 @@ export async function setupMountNs(
       "--",
       "/bin/sh",
       "-c",
-      mountScript(hidden, keep, files, runFiles),
+      mountScript(hidden, keep, files, runFiles, { ...DEFAULT_PRIVATE_TMP, ...privateTmp }),
     ],
     { timeoutMs: 20_000 },
   );
