@@ -8,7 +8,7 @@ import { buildCallBody, type CallResult, parseCallResponse, toSerializedError } 
 import { parseRetryAfter } from "../scheduler/duration.ts";
 import { type FunctionRecord, isActiveStatus, type QueueItem, type StepRecord } from "../store/store.ts";
 import { completeRun, failRun, markRunning } from "./endings.ts";
-import { applyOps } from "./ops.ts";
+import { applyOps, opName } from "./ops.ts";
 import { maxAttemptsOf, retryPlan } from "./retries.ts";
 
 export interface StepRunnerDeps {
@@ -28,18 +28,32 @@ async function callSdk(deps: StepRunnerDeps, functionId: string, stepId: string,
   }
 }
 
-export async function runCallItem(deps: StepRunnerDeps, item: QueueItem, isAbandoned: () => boolean): Promise<void> {
+/** What processing an item may hand back: the run's next call, already leased to this worker. */
+export type NextItem = QueueItem | null;
+
+/**
+ * One call item. `continueLease`: when the answer is the common one (one new step ran), the run's next call
+ * stays leased to this worker (until continueLease(), asked at the commit) and is returned, so the worker
+ * goes on with the run without a claim or a poll in between (null: the call is left to any worker).
+ */
+export async function runCallItem(
+  deps: StepRunnerDeps,
+  item: QueueItem,
+  isAbandoned: () => boolean,
+  opts: { continueLease?: (() => Date) | null } = {},
+): Promise<NextItem> {
   const { ctx } = deps;
   const { store, workerId } = ctx;
-  const run = await store.getRun(item.runId);
+  const loaded = await store.loadCall(item.runId);
+  const run = loaded?.run;
   const fn = deps.servedFunction(item.functionId);
   if (!run || !isActiveStatus(run.status) || !fn) {
     await store.transaction(async (tx) => {
       await tx.finishItem(item.id, workerId, ctx.now());
     });
-    return;
+    return null;
   }
-  const steps: StepRecord[] = await store.listSteps(run.id);
+  const steps: StepRecord[] = loaded.steps;
   const maxAttempts = maxAttemptsOf(fn.config);
   const stepId = item.kind === "step" && item.stepId ? item.stepId : "step";
   const body = buildCallBody({
@@ -51,8 +65,27 @@ export async function runCallItem(deps: StepRunnerDeps, item: QueueItem, isAband
     disableImmediateExecution: run.disableImmediateExecution,
   });
   const result = await callSdk(deps, run.functionId, stepId, body);
-  if (isAbandoned()) return;
+  if (isAbandoned()) return null;
   ctx.log.debug("sdk answered", { runId: run.id, item: item.kind, stepId, result: result.kind });
+
+  // the common answer (a discovery call ran one new step) in one statement; anything else, or a failed
+  // condition, goes the general way below
+  const only = result.kind === "ops" && result.ops.length === 1 ? result.ops[0] : undefined;
+  if (item.kind === "call" && only && (only.op === "StepRun" || only.op === "Step")) {
+    const done = await store.commitStepRun({
+      runId: run.id,
+      itemId: item.id,
+      workerId,
+      step: { stepId: only.id, op: "StepRun", name: opName(only), data: only.data ?? null },
+      now: ctx.now(),
+      leaseUntil: opts.continueLease ? opts.continueLease() : null,
+    });
+    if (done) {
+      if (opts.continueLease) return done.item;
+      ctx.kick();
+      return null;
+    }
+  }
 
   const again = retryPlan(item, result, maxAttempts, ctx.now(), ctx.backoff);
   await store.transaction(async (tx) => {
@@ -68,4 +101,5 @@ export async function runCallItem(deps: StepRunnerDeps, item: QueueItem, isAband
       await applyOps(ctx, { tx, run: locked, item, result, maxAttempts, retried: again !== undefined });
     }
   });
+  return null;
 }

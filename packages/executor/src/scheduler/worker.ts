@@ -1,11 +1,18 @@
-// The worker loop: leases. It claims due items of the functions this process serves (SELECT ... FOR
-// UPDATE SKIP LOCKED), at most `concurrency` at once, renews each lease every third of `leaseMs` while
-// the item is processed, and sleeps until the next item is due (at most `pollIntervalMs`) or until
-// kick() says new work may be due. A worker that dies leaves its leases to expire; another worker (or
-// the restarted process) takes the items over. stop() waits for the items in flight, then gives the
+// The worker loop of one lane: leases. It claims due items of the functions this process serves and of
+// the lane's kinds (SELECT ... FOR UPDATE SKIP LOCKED), at most `concurrency` at once, renews each lease
+// every third of `leaseMs` while the item is processed, and sleeps until the next item is due (at most
+// `pollIntervalMs`) or until kick() says new work may be due. Processing an item may hand back the run's
+// next item, already leased to this worker (a run going on from one step to the next): the slot goes on
+// with it at once, without a claim or a poll, for at most `chainMs`; then the item is left to the queue,
+// behind the work that waited meanwhile. A worker that dies leaves its leases to expire; another worker
+// (or the restarted process) takes the items over. stop() waits for the items in flight, then gives the
 // leases of the ones still running back.
 import { LeaseLostError } from "../context.ts";
-import type { ExecutorStore, QueueItem } from "../store/store.ts";
+import type { ExecutorStore, LaneKinds, QueueItem } from "../store/store.ts";
+
+/** The end of a lease taken now. */
+export type ChainLease = () => Date;
+
 import type { ExecutorLogger } from "../types.ts";
 
 export interface WorkerOptions {
@@ -18,8 +25,16 @@ export interface WorkerOptions {
   leaseMs: number;
   /** the functions whose items this worker claims */
   functionIds(): string[];
-  /** process one leased item; isAbandoned() turns true once stop() gave its lease back */
-  process(item: QueueItem, isAbandoned: () => boolean): Promise<void>;
+  /** the item kinds this lane claims (undefined: every kind) */
+  kinds?: LaneKinds;
+  /** how long one slot may go on with a run's next items before leaving them to the queue (default 2 s) */
+  chainMs?: number;
+  /**
+   * Process one leased item; isAbandoned() turns true once stop() gave its lease back. With `chainLease`,
+   * it may return the run's next item, leased to this worker until chainLease() (asked when the lease is
+   * taken), to be processed next in this slot.
+   */
+  process(item: QueueItem, isAbandoned: () => boolean, chainLease: ChainLease | null): Promise<QueueItem | null>;
   /** an item failed with an error other than a lost lease (its lease is left to expire) */
   onError(item: QueueItem, error: Error): Promise<void>;
 }
@@ -91,11 +106,12 @@ export class WorkerLoop {
     this.running = false;
   }
 
-  /** Process one leased item while a heartbeat renews its lease. */
-  private async processLeased(item: QueueItem, isAbandoned: () => boolean): Promise<void> {
+  /** Process one leased item (and the items it hands on) while a heartbeat renews the current lease. */
+  private async processLeased(entry: InFlight): Promise<void> {
     const { store, log, workerId, leaseMs, now } = this.opts;
     const heartbeat = setInterval(
       () => {
+        const item = entry.item;
         store.heartbeat(item.id, workerId, new Date(now().getTime() + leaseMs)).then(
           (ok) => {
             if (!ok) log.warn("lease lost while processing", { itemId: item.id, runId: item.runId });
@@ -105,15 +121,34 @@ export class WorkerLoop {
       },
       Math.max(50, Math.floor(leaseMs / 3)),
     );
+    const chainEnds = Date.now() + (this.opts.chainMs ?? 2000);
     try {
-      await this.opts.process(item, isAbandoned);
-    } catch (e) {
-      if (e instanceof LeaseLostError) log.info("lease lost; result discarded", { itemId: item.id, runId: item.runId });
-      else {
-        this.lastError = (e as Error).message;
-        log.error(`processing ${item.kind} item of run ${item.runId} failed: ${(e as Error).message}`);
-        // other errors (database down, timeouts) leave the lease to expire: the item is retried then
-        await this.opts.onError(item, e as Error);
+      for (let item: QueueItem | null = entry.item; item; ) {
+        entry.item = item;
+        const current: QueueItem = item;
+        const chain = !this.stopping && Date.now() < chainEnds;
+        try {
+          item = await this.opts.process(
+            current,
+            () => entry.abandoned,
+            chain ? () => new Date(now().getTime() + leaseMs) : null,
+          );
+        } catch (e) {
+          if (e instanceof LeaseLostError)
+            log.info("lease lost; result discarded", { itemId: current.id, runId: current.runId });
+          else {
+            this.lastError = (e as Error).message;
+            log.error(`processing ${current.kind} item of run ${current.runId} failed: ${(e as Error).message}`);
+            // other errors (database down, timeouts) leave the lease to expire: the item is retried then
+            await this.opts.onError(current, e as Error);
+          }
+          item = null;
+        }
+        if (item && (this.stopping || entry.abandoned)) {
+          // stopping: the run's next item goes back to the queue (stop() gives the current lease back)
+          await store.release([item.id], workerId).catch(() => {});
+          item = null;
+        }
       }
     } finally {
       clearInterval(heartbeat);
@@ -122,7 +157,7 @@ export class WorkerLoop {
 
   private spawn(item: QueueItem): void {
     const entry: InFlight = { item, promise: Promise.resolve(), abandoned: false };
-    entry.promise = this.processLeased(item, () => entry.abandoned).finally(() => {
+    entry.promise = this.processLeased(entry).finally(() => {
       this.inFlight.delete(item.id);
       this.kick();
     });
@@ -156,6 +191,7 @@ export class WorkerLoop {
       leaseUntil: new Date(at.getTime() + leaseMs),
       limit,
       functionIds: this.opts.functionIds(),
+      ...(this.opts.kinds ? { kinds: this.opts.kinds } : {}),
     });
     this.lastPollAt = at;
     return items;
@@ -167,7 +203,7 @@ export class WorkerLoop {
     let wait = pollIntervalMs;
     if (this.inFlight.size < concurrency) {
       try {
-        const next = await store.nextDueAt(this.opts.functionIds());
+        const next = await store.nextDueAt(this.opts.functionIds(), this.opts.kinds);
         if (next) wait = Math.max(5, Math.min(pollIntervalMs, next.getTime() - now().getTime()));
       } catch {
         // the next claim reports database trouble
