@@ -38,6 +38,12 @@ export interface PredictOutput {
   usage: EngineUsage;
   /** provider safety checks or warnings, kept visible to the caller */
   safety_checks?: { code: string; message: string }[];
+  /**
+   * With status fail: a human could get the task going again (an element the engine cannot find, an
+   * effect it did not see). A run that allows pausing (on_awaiting_human: pause) asks for one with this
+   * reason instead of failing; other callers see the fail as it is.
+   */
+  needs_human?: { reason: string };
   model: string;
 }
 

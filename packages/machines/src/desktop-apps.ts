@@ -95,13 +95,19 @@ export const CHROMIUM_POLICIES = {
 /** The root menu: right-click on the desktop background, or this keybind. */
 export const DESKTOP_MENU_KEYBIND = ["ctrl", "alt", "m"] as const;
 
+/**
+ * The window list (openbox's client-list-combined-menu): every window by its title; clicking one switches to
+ * it. The desktop has no panel, so this is how a window hidden behind the maximised browser is reached.
+ */
+export const DESKTOP_WINDOWS_KEYBIND = ["ctrl", "alt", "w"] as const;
+
 /** What GET /v1/models says a managed machine (kind managed, live: the local-desktop provider) offers. */
 export const MANAGED_DESKTOP = {
   os: "Debian GNU/Linux 12 (bookworm), x86_64",
   user: "its own unprivileged user (cua-<12 hex>), home directory /home/<user>",
   display: "Xvfb, 24-bit",
   default_resolution: { width: 1280, height: 720 },
-  window_manager: "openbox (no panel; focus follows the pointer)",
+  window_manager: `openbox (no panel; focus follows the pointer; ${DESKTOP_WINDOWS_KEYBIND.join("+")} lists the windows by title, a click on one switches to it)`,
   browser:
     "Chromium, maximised at start; driven over the DevTools protocol by the browser operations; no password, autofill, translation, notification or sign-in prompts (enterprise policies)",
   menu: {
@@ -141,6 +147,7 @@ export function desktopKeys(): string[] {
   return [
     ...DESKTOP_APPS.filter((a) => a.command).flatMap((a) => a.keybinds.map(openboxKey)),
     openboxKey(DESKTOP_MENU_KEYBIND),
+    openboxKey(DESKTOP_WINDOWS_KEYBIND),
   ];
 }
 
@@ -156,6 +163,7 @@ export function desktopKeybinds(): string {
   );
   binds.push(
     `<keybind key="${openboxKey(DESKTOP_MENU_KEYBIND)}"><action name="ShowMenu"><menu>root-menu</menu></action></keybind>`,
+    `<keybind key="${openboxKey(DESKTOP_WINDOWS_KEYBIND)}"><action name="ShowMenu"><menu>client-list-combined-menu</menu></action></keybind>`,
   );
   return binds.join("");
 }

@@ -58,6 +58,8 @@ export interface Prediction {
   status: "continue" | "done" | "fail";
   usage: { input_tokens: number; output_tokens: number };
   safety_checks?: { code: string; message: string }[];
+  /** the engine cannot proceed but a human could (status fail): the run may pause for one */
+  needs_human?: { reason: string };
   model: string;
 }
 
@@ -104,6 +106,7 @@ export async function predictWith(
     status,
     usage: out.usage,
     safety_checks: out.safety_checks,
+    ...(status === "fail" && out.needs_human ? { needs_human: out.needs_human } : {}),
     model: out.model,
   };
 }

@@ -15,7 +15,7 @@ export type Role =
   | "heading"
   | "text";
 
-export type RelationKind = "next-to" | "left-of" | "right-of" | "below" | "above" | "labelled" | "within";
+export type RelationKind = "next-to" | "left-of" | "right-of" | "below" | "above" | "labelled" | "within" | "row";
 
 export interface ParsedDescription {
   /** readings of the text to look for, most likely first (role words stripped, then kept) */
@@ -210,6 +210,26 @@ export function parseDescription(description: string, opts: { ordinals?: boolean
         return " ";
       },
     );
+  // "View on the row for ACME (under Pending orders)": the View in the row whose text is ACME; the
+  // anchor keeps its own qualifiers (it is grounded as a description of its own)
+  const inRow =
+    /^(.+?)\s+(?:on|in|at|from|of)\s+(?:the\s+)?(?:row|line|entry|record)\s+(?:for|of|with|containing|that says)\s+(.+)$/.exec(
+      lower,
+    );
+  if (inRow?.[1] && inRow[2]) {
+    const headRole = findRole(inRow[1]);
+    const t = clean(headRole.rest);
+    const anchor = restoreCase(original, unplace(inRow[2].trim()));
+    if (t)
+      return {
+        texts: [firstPlaceholder(inRow[1]) ?? restoreCase(original, unplace(t))],
+        quoted: quotes.length > 0,
+        role: headRole.role,
+        relation: { kind: "row", anchor },
+        ordinal,
+        area: null,
+      };
+  }
   // "the row for ACME" / "the entry with Bob": the row's text is what to find
   lower = lower.replace(/\b(?:row|line|entry|record)\s+(?:for|of|with|containing|about|that says)\s+/, "row ");
   // "in the top navigation", "in the sidebar": a part of the screen

@@ -13,6 +13,10 @@ const FIELD_WORDS: [string, string[]][] = [
   ["postal code", ["postal code", "zip"]],
   ["zip code", ["zip", "postal code"]],
   ["card number", ["card number"]],
+  ["street address", ["street address", "street", "address"]],
+  ["street", ["street address", "street", "address"]],
+  ["time zone", ["time zone", "timezone"]],
+  ["timezone", ["time zone", "timezone"]],
   ["first name", ["first name"]],
   ["last name", ["last name", "surname"]],
   ["full name", ["full name", "name"]],
@@ -137,23 +141,29 @@ function pair(field: string, value: string): FieldValue {
  * A list of pairs separated by commas and "and" (never splitting inside quotes or inside a value: a
  * chunk that is not a pair belongs to the previous value, so "message Salt and pepper" stays whole).
  */
-export function parsePairList(list: string, opts: { fieldFirst: boolean }): FieldValue[] | null {
+export function parsePairList(list: string, opts: { fieldFirst: boolean; implied?: string }): FieldValue[] | null {
   const { text, unmask } = mask(list.trim());
   const pieces = text.split(/(\s*,\s*(?:and\s+)?|\s+and\s+)/i);
   const chunks: string[] = [];
   for (let i = 0; i < pieces.length; i += 2) {
     const piece = unmask(pieces[i] ?? "");
-    if (chunks.length === 0 || parsePair(piece, opts)) chunks.push(piece);
+    if (chunks.length === 0 || parsePair(piece, opts) || (opts.implied && EMAIL.test(piece.trim()))) chunks.push(piece);
     else chunks[chunks.length - 1] += `${pieces[i - 1] ?? " "}${piece}`;
   }
   const out: FieldValue[] = [];
-  for (const ch of chunks) {
-    const p = parsePair(ch, opts);
+  for (const [k, ch] of chunks.entries()) {
+    let p = parsePair(ch, opts);
+    // in a goal, a value without its field word: an address is the email, the first one what the goal
+    // implies ("create an account for Ada Lovelace": the name; "sign in as bob": the username)
+    if (!p && opts.implied && EMAIL.test(ch.trim())) p = pair("email", unquoteAll(ch.trim()));
+    else if (!p && opts.implied && k === 0 && ch.trim()) p = pair(opts.implied, unquoteAll(ch.trim()));
     if (!p?.value) return null;
     out.push(p);
   }
   return out.length ? out : null;
 }
+
+const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 
 const SUBMIT_FOR: [RegExp, string[]][] = [
   [
@@ -202,7 +212,13 @@ function trailingSubmit(s: string): { rest: string; submit: boolean } {
 }
 
 const GOAL_FORM =
-  /^(sign\s*up|register|create (?:an |a new |my )?account|join|log\s*in|login|sign\s*in|subscribe|send (?:a |the )?(?:message|form)|contact (?:us|support|sales)|submit (?:the |this )?form|submit|fill (?:in |out )?(?:the |this )?(?:form|fields|details)|fill (?:in|out)|complete (?:the |this )?form)\b\s*(?:(?:with|using|as|by entering|by typing|entering|:)\s+)?(.+)$/i;
+  /^(sign\s*up|register|create (?:an |a new |my )?account|join|log\s*in|login|sign\s*in|subscribe|send (?:a |the )?(?:message|form)|contact (?:us|support|sales)|submit (?:the |this )?form|submit|fill (?:in |out )?(?:the |this )?(?:form|fields|details)|fill (?:in|out)|complete (?:the |this )?form)\b\s*(?:(?:with|using|as|for|by entering|by typing|entering|:)\s+)?(.+)$/i;
+
+/** " with the password x" inside a goal's list separates pairs like a comma (only before a field word). */
+const WITH_FIELD = new RegExp(
+  `\\s+(?:with|using|and)\\s+(?=(?:the\\s+|my\\s+|a\\s+)?(?:${FIELD_WORDS.map(([w]) => w.replace(/[-]/g, "[- ]?")).join("|")})\\b)`,
+  "gi",
+);
 
 /**
  * Goal phrasings into steps; null when the text is not one (the interpreter then reads it as a
@@ -216,8 +232,18 @@ export function parseGoal(raw: string): Step[] | null {
   if (form?.[1] && form[2]) {
     const verb = form[1];
     const { rest, submit } = trailingSubmit(form[2]);
-    const pairs = parsePairList(rest.replace(/^(?:the\s+)?(?:details|values|fields)\s*:?\s*/i, ""), {
+    const login = /^(?:log\s*in|login|sign\s*in)/i.test(verb);
+    const signup = /^(?:sign\s*up|register|create|join)/i.test(verb);
+    const list = rest
+      // "the shipping form: street ...", "the details: ..."
+      .replace(
+        /^(?:the\s+|this\s+|my\s+)?(?:[\p{L}-]+\s+){0,3}?(?:form|details|values|fields)\s*(?::|with\b)?\s*/iu,
+        "",
+      )
+      .replace(WITH_FIELD, ", ");
+    const pairs = parsePairList(list, {
       fieldFirst: true,
+      implied: login ? "username" : signup ? "name" : undefined,
     });
     if (pairs) {
       const labels = SUBMIT_FOR.find(([re]) => re.test(verb))?.[1];
@@ -289,7 +315,7 @@ export function parseGoal(raw: string): Step[] | null {
     return [{ kind: "scroll", direction: up ? "up" : "down", amount: 25, target: null, anchor: "center" }];
   }
   const until =
-    /^scroll\s+(?:the\s+page\s+)?(up|down)?\s*(?:until|till|to|untill)\s+(?:you\s+(?:can\s+)?see\s+|you\s+reach\s+)?(?:the\s+)?(.+?)(?:\s+(?:is\s+visible|shows(?: up)?|appears|is shown|comes into view|section|is on (?:the )?screen))?$/i.exec(
+    /^(?:keep\s+)?scroll(?:ing)?\s+(?:the\s+page\s+)?(up|down)?\s*(?:until|till|to|untill)\s+(?:you\s+(?:can\s+)?(?:see|find|spot|reach|get\s+to)\s+|you\s+reach\s+)?(?:the\s+)?(.+?)(?:\s+(?:is\s+visible|shows(?: up)?|appears|is shown|comes into view|section|is on (?:the )?screen))?$/i.exec(
       s,
     );
   if (until?.[2]) {
@@ -303,7 +329,18 @@ export function parseGoal(raw: string): Step[] | null {
     /^wait\s+(?:until|for|till|while)\s+(?:the\s+)?(.+?)\s+(?:to\s+)?(?:(?:finish(?:es|ed)?|complete[sd]?|is\s+(?:done|finished|complete|completed|ready|generated|loaded)|to\s+be\s+(?:done|ready|finished|generated|loaded)|loads?|is\s+loading|ends?|stops?)(?:\s+\w+ing)?|(?:is\s+)?(?:generating|loading|processing|running|uploading|downloading)|to\s+(?:finish|complete))$/i.exec(
       s,
     );
-  if (finish?.[1]) return [{ kind: "wait-finish", subject: finish[1].trim() }];
+  if (finish?.[1]) {
+    const subj = finish[1].trim().replace(/(?:'s|’s)$/i, "");
+    return [{ kind: "wait-finish", subject: /^(?:it|that|this|everything)$/i.test(subj) ? "work" : subj }];
+  }
+  const itDone =
+    /^wait\s+(?:until|till|for|while)\s+(it|that|this|everything|the\s+.+?)(?:'s|’s|\s+is|\s+are|\s+has|\s+have)\s+(?:been\s+)?(?:done|finished|complete|completed|ready|over|through)$/i.exec(
+      s,
+    );
+  if (itDone?.[1]) {
+    const subj = itDone[1].replace(/^the\s+/i, "").trim();
+    return [{ kind: "wait-finish", subject: /^(?:it|that|this|everything)$/i.test(subj) ? "work" : subj }];
+  }
 
   // the terminal
   const term =

@@ -219,6 +219,7 @@ function inArea(ctx: GroundingContext, b: Box, area: ParsedDescription["area"]):
 function groundRelative(ctx: GroundingContext, parsed: ParsedDescription): GroundResult {
   const rel = parsed.relation;
   if (!rel) return notFound(0, null, "no relation");
+  if (rel.kind === "row") return groundInRow(ctx, parsed, rel.anchor);
   const anchors = textCandidates(ctx, [rel.anchor]).filter((m) => m.score >= FOUND_THRESHOLD);
   const anchor = anchors[0];
   if (!anchor) {
@@ -281,6 +282,26 @@ function groundRelative(ctx: GroundingContext, parsed: ParsedDescription): Groun
     best.m.score * best.m.ocrConfidence,
     `"${best.m.text}" ${rel.kind.replace("-", " ")} "${anchor.text}"`,
   );
+}
+
+/** "View on the row for ACME": the anchor (a description of its own), then the text nearest on its row. */
+function groundInRow(ctx: GroundingContext, parsed: ParsedDescription, anchor: string): GroundResult {
+  const a = groundInContext(ctx, anchor);
+  if (!a.found || !a.bbox) return notFound(a.confidence * 0.5, a.matchedText, a.reason);
+  const box = a.bbox;
+  const cy = box.y + box.height / 2;
+  const cands = textCandidates(ctx, parsed.texts)
+    .filter((m) => m.score >= FOUND_THRESHOLD)
+    .filter((m) => Math.abs(m.bbox.y + m.bbox.height / 2 - cy) < Math.max(box.height, m.bbox.height))
+    .filter((m) => m.bbox.x >= box.x + box.width - 2 || m.bbox.x + m.bbox.width <= box.x + 2)
+    .sort(
+      (p, q) => Math.abs(boxCenter(p.bbox).x - boxCenter(box).x) - Math.abs(boxCenter(q.bbox).x - boxCenter(box).x),
+    );
+  const best = cands[0];
+  if (!best)
+    return notFound(a.confidence * 0.5, null, `no "${parsed.texts[0] ?? ""}" on the row of "${a.matchedText}"`);
+  const c = candidateFor(ctx, best, parsed.role);
+  return found(c, best.score * best.ocrConfidence, `"${best.text}" on the row of "${a.matchedText}"`);
 }
 
 /** Distance from anchor to box in the named direction; Infinity when the box is not that way. */

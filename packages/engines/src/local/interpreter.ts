@@ -29,6 +29,8 @@ export type Step =
       submit?: boolean;
       /** the click toggles a control (tick, choose): its pixels beside the label must change */
       toggle?: boolean;
+      /** the state the control must show afterwards (tick: on, untick: off) */
+      on?: boolean;
     }
   | { kind: "move"; target: string }
   | {
@@ -45,6 +47,7 @@ export type Step =
       exact?: boolean;
     }
   | { kind: "choose"; option: string; group: string | null }
+  | { kind: "window"; title: string }
   | { kind: "scroll-until"; text: string; direction: "up" | "down" }
   | { kind: "wait-finish"; subject: string }
   | { kind: "open-app"; app: "terminal" | "file manager" | "text editor" }
@@ -57,6 +60,8 @@ export type Step =
       target: string | null;
       /** scroll over the middle of the screen (goal scrolls: "scroll to the bottom of the page") */
       anchor?: "center";
+      /** keep scrolling until the screen stops changing (to the very top or bottom) */
+      edge?: boolean;
     }
   | { kind: "drag"; from: string; to: string }
   | { kind: "open-url"; url: string }
@@ -73,7 +78,9 @@ function isGoalCheck(s: Step): boolean {
 }
 
 const VERBS =
-  "click|double[- ]?click|triple[- ]?click|right[- ]?click|middle[- ]?click|tap|type|enter|write|input|fill|press|hit|scroll|drag|wait|hover|move|select|choose|clear|copy|paste|cut|undo|redo|open|go|navigate|done|fail|stop|finish|if|ctrl|shift|alt|cmd";
+  "click|double[- ]?click|triple[- ]?click|right[- ]?click|middle[- ]?click|tap|type|enter|write|input|fill|press|hit|scroll|drag|wait|hover|move|select|choose|clear|copy|paste|cut|undo|redo|open|go|navigate|done|fail|stop|finish|if|ctrl|shift|alt|cmd|" +
+  // verbs that name what a button does ("and save the changes", ", then place the order")
+  "add|start|download|upload|save|delete|remove|place|continue|confirm|apply|accept|agree|buy|checkout|check out|proceed|subscribe|book|reset|refresh|close|cancel|edit|export|import|print|share|launch|switch|follow|keep|tick|untick|check|uncheck|set|change|pick|view|archive|log|sign|finish|complete|focus|activate";
 
 const SPLIT = new RegExp(
   String.raw`\r?\n|;|,?\s+(?:and\s+)?then\s+|,\s*then\b|\s*,\s*(?:and\s+)?(?=(?:${VERBS})\b)|\s+and\s+(?=(?:${VERBS})\b)`,
@@ -367,6 +374,24 @@ function parseOne(raw: string): Step | Step[] {
   const bareChord = parseKeys(s);
   if (bareChord?.kind === "keys" && bareChord.combo) return bareChord;
 
+  // windows by title: "switch to the text editor window", "focus the Mousepad window"
+  const win =
+    /^(?:switch|go|change|move|get)\s+(?:back\s+)?(?:over\s+)?to\s+(?:the\s+)?(.+?)\s+window$|^(?:focus|activate|raise|bring\s+up|bring\s+(?:forward|back)|bring|bring\s+to\s+(?:the\s+)?front|show)\s+(?:on\s+)?(?:the\s+)?(.+?)\s+window(?:\s+to\s+the\s+front)?$|^switch\s+(?:back\s+)?to\s+(?:the\s+)?(terminal|text editor|editor|file manager|browser|web browser|chromium|mousepad|xterm)$/i.exec(
+      s,
+    );
+  if (win) {
+    const title = (win[1] ?? win[2] ?? win[3] ?? "").trim();
+    if (title) return { kind: "window", title: unquote(title) ?? title };
+  }
+  const allTheWay =
+    /^(?:scroll|go|move|jump)\s+(?:the\s+page\s+)?(?:all\s+the\s+way\s+|right\s+)(down|up)(?:\s+(?:the|this)\s+page)?$|^scroll\s+(?:down\s+|up\s+)?to\s+the\s+(?:very\s+)?(end|bottom|top|start)(?:\s+of\s+(?:the\s+)?(?:page|list|screen|document))?$/i.exec(
+      s,
+    );
+  if (allTheWay) {
+    const up = /up|top|start/i.test(allTheWay[1] ?? allTheWay[2] ?? "");
+    return { kind: "scroll", direction: up ? "up" : "down", amount: 15, target: null, anchor: "center", edge: true };
+  }
+
   // navigation by address bar
   const nav =
     /^(?:go to|open|navigate to|visit|browse to)\s+(?:the\s+)?(?:url\s+|page\s+|website\s+|site\s+)?(.+)$/i.exec(s);
@@ -474,7 +499,7 @@ function parseOne(raw: string): Step | Step[] {
     return [clickStep("click", select[2], []), clickStep("click", select[1], [])];
   }
   const click =
-    /^(click|double[- ]?click|triple[- ]?click|right[- ]?click|middle[- ]?click|tap|press|select|choose|hit|push|check|uncheck|tick|untick|toggle|activate|open)\s+(?:on\s+)?(.+)$/i.exec(
+    /^(click|double[- ]?click|triple[- ]?click|right[- ]?click|middle[- ]?click|tap|press|select|choose|hit|push|check|uncheck|tick|untick|toggle|activate|open|follow)\s+(?:on\s+)?(.+)$/i.exec(
       s,
     );
   if (click?.[1] && click[2]) {
@@ -499,9 +524,53 @@ function parseOne(raw: string): Step | Step[] {
     s.split(/\s+/).length <= 8 &&
     /^(?:the\s|["'“‘`]|\p{Lu}|\p{N})/u.test(s)
   ) {
-    return clickStep("click", s, []);
+    const step = clickStep("click", s, []);
+    // "Start the export": the label may leave out the article ("Start export")
+    const named = buttonNamedBy(s);
+    if (step.kind === "click" && named?.kind === "click" && /\s/.test(s) && !/^["'“‘`]/.test(s))
+      step.alts = [named.target, ...(named.alts ?? [])];
+    return step;
   }
+  const named = buttonNamedBy(s);
+  if (named) return named;
   return { kind: "unknown", text: s, why: "no supported action verb" };
+}
+
+/** Verbs buttons and links are named by ("Place order", "Add to cart", "Start export"). */
+const UI_VERBS = new Set(
+  (
+    "add start download upload save delete remove place continue confirm apply accept agree buy checkout " +
+    "proceed subscribe unsubscribe book reserve reset refresh reload close cancel edit export import print share " +
+    "archive view finish complete send submit next retry sign log register join create generate load show hide " +
+    "expand collapse approve reject decline allow deny enable disable install update upgrade publish post reply " +
+    "comment like follow unfollow invite rename sort filter resume pause stop play connect disconnect verify " +
+    "order pay purchase schedule request claim redeem deactivate mark empty restore undo dismiss skip"
+  ).split(" "),
+);
+
+/**
+ * A step whose verb the interpreter does not know names what a button or link does: "place the order"
+ * clicks "Place order", "add it to the cart" "Add to cart", "start the export" "Start export",
+ * "continue to payment" "Continue to payment"; with an ordinal the verb alone is the label: "delete the
+ * last comment" clicks the last "Delete". The click must change the screen like any other; a label that
+ * is not on the screen fails the step (ELEMENT_NOT_FOUND), never a guess.
+ */
+export function buttonNamedBy(s: string): Step | null {
+  const t = s.trim().replace(/[.!]+$/, "");
+  const m = /^([\p{L}][\p{L}-]*)(?:\s+(.+))?$/u.exec(t);
+  if (!m?.[1] || !UI_VERBS.has(m[1].toLowerCase())) return null;
+  const words = t.split(/\s+/);
+  if (words.length > 7) return null;
+  const ORD = /\b(first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|last|\d{1,2}(?:st|nd|rd|th))\b/i;
+  const ord = ORD.exec(m[2] ?? "")?.[1];
+  const drop = /^(?:the|a|an|it|them|this|that|these|those|my|your|our|its|their|all)$/i;
+  const label = words.filter((w) => !drop.test(w) && !(ord && w.toLowerCase() === ord.toLowerCase())).join(" ");
+  const cap = (x: string) => x.charAt(0).toUpperCase() + x.slice(1);
+  const verb = cap(m[1].toLowerCase());
+  const alts: string[] = [];
+  if (ord) alts.push(`the ${ord.toLowerCase()} "${verb}" button`);
+  const target = ord ? (alts.shift() as string) : `"${cap(label)}" button`;
+  return { kind: "click", target, alts, button: "left", clicks: 1, holdKeys: [] };
 }
 
 function clickStep(verb: string, target: string, holdKeys: Modifier[]): Step {
@@ -519,12 +588,55 @@ function clickStep(verb: string, target: string, holdKeys: Modifier[]): Step {
   };
   // ticking a box changes its pixels, not the screen's text
   if (/^(?:check|uncheck|tick|untick|toggle|select|choose)$/.test(v)) step.toggle = true;
+  if (/^(?:check|uncheck|tick|untick)$/.test(v)) {
+    step.on = !v.startsWith("un");
+    // "the box to agree to the terms", "the box that says Remember me": the checkbox by that label
+    const box =
+      /^(?:the\s+|a\s+)?(?:check\s*)?box\s+(?:to|for|that\s+says|saying|labell?ed|next\s+to|beside)\s+(.+)$/i.exec(
+        step.target,
+      );
+    if (box?.[1]) step.target = `${box[1].replace(/^(?:say|says)\s+/i, "")} checkbox`;
+  }
   return step;
 }
 
 /** Parses a whole instruction into steps. */
 export function parseInstruction(instruction: string): Step[] {
-  return splitSteps(instruction).flatMap(parseStep);
+  return resolvePronouns(splitSteps(instruction).flatMap(parseStep));
+}
+
+const PRONOUN = /^(?:it|that|this|them|that one|this one|that button|that link|the button|the link)$/i;
+
+/** "scroll until you find Contact support, then click it": "it" is what the step before named. */
+export function resolvePronouns(steps: Step[]): Step[] {
+  let subject: string | null = null;
+  return steps.map((st) => {
+    let out = st;
+    if ((st.kind === "click" || st.kind === "move") && PRONOUN.test(st.target.trim())) {
+      out = subject
+        ? { ...st, target: subject }
+        : { kind: "unknown", text: describeStep(st), why: `cannot tell what "${st.target}" means` };
+    }
+    switch (out.kind) {
+      case "click":
+      case "move":
+        subject = out.target;
+        break;
+      case "scroll-until":
+      case "wait-until":
+        subject = `"${out.text}"`;
+        break;
+      case "choose":
+        subject = `"${out.option}"`;
+        break;
+      case "type":
+        subject = out.target;
+        break;
+      default:
+        break;
+    }
+    return out;
+  });
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -540,6 +652,10 @@ export interface ScreenReader {
   signature(): string;
   /** pixel fingerprint of a box (a checkbox's look), null without pixels */
   region(box: Box): string | null;
+  /** whether a small control (radio, checkbox) looks selected; null when it cannot tell */
+  controlOn?(box: Box): boolean | null;
+  /** whether an input box is a dropdown (a select: an arrow at its right end) */
+  isDropdown?(box: Box): boolean;
 }
 
 export interface PlanOptions {
@@ -555,7 +671,7 @@ export interface PlanOptions {
   /** a step being retried after its verification failed (typing replaces, a click is tried again) */
   retry?: { step: number; t: number };
   /** attempts so far of a repeating step (scroll until, wait to finish, open a dropdown) */
-  again?: { step: number; n: number };
+  again?: { step: number; n: number; sig?: string };
   /** where the previous action happened: of a step's other names, the nearest match is meant */
   near?: { x: number; y: number } | null;
 }
@@ -571,7 +687,7 @@ export interface Plan {
   /** what the next screenshot must show (the last step these actions complete) */
   check?: Check;
   /** a repeating step's attempts, when the plan stops on it */
-  again?: { step: number; n: number };
+  again?: { step: number; n: number; sig?: string };
   /** a retried step still in progress */
   retry?: { step: number; t: number };
 }
@@ -593,11 +709,12 @@ export function stepNeedsScreen(s: Step): boolean {
     case "scroll-until":
     case "wait-finish":
     case "open-app":
+    case "window":
       return true;
     case "type":
       return true; // the typed text is read back from the next screenshot
     case "scroll":
-      return s.target !== null;
+      return s.target !== null || s.edge === true;
     default:
       return false;
   }
@@ -624,6 +741,8 @@ interface StepResult {
   again?: boolean;
   /** said in the reasoning */
   note?: string;
+  /** the screen's signature when a repeating step stops on it (scroll to the edge: did it move?) */
+  sig?: string;
 }
 
 const PLACEHOLDER_CLICK: Action = { action_type: "click", params: { x: 0, y: 0, button: "left", clicks: 1 } };
@@ -641,6 +760,8 @@ function stepActions(
     width: number;
     height: number;
     near?: { x: number; y: number } | null;
+    /** the signature recorded by this step's previous attempt */
+    lastSig?: string;
   },
 ): StepResult {
   const find = (descriptions: string[]): GroundResult & { x: number; y: number } => {
@@ -664,7 +785,13 @@ function stepActions(
     if (!first) throw new Error("nothing to look for");
     throw new NotFound(first.d, first.g);
   };
-  const changeCheck = (g: GroundResult, d: string, submit = false, toggle = false): CheckSpec | undefined => {
+  const changeCheck = (
+    g: GroundResult,
+    d: string,
+    submit = false,
+    toggle = false,
+    on?: boolean,
+  ): CheckSpec | undefined => {
     const sc = ctx.screen;
     if (!sc || g.element === "input") return undefined; // focusing a field changes nothing to read
     const c: CheckSpec = { k: "change", d, sig: sc.signature() };
@@ -682,6 +809,8 @@ function stepActions(
         c.reg = reg;
         c.regBox = look;
       }
+      // a control seen beside its label must end in the state asked for (selected, ticked, unticked)
+      if (on !== undefined && g.element === "control") c.on = on;
     }
     if (submit) {
       c.submit = true;
@@ -699,7 +828,8 @@ function stepActions(
         clicks: step.clicks,
       };
       if (step.holdKeys.length) params.hold_keys = step.holdKeys;
-      const check = step.button === "left" ? changeCheck(g, describeStep(step), step.submit, step.toggle) : undefined;
+      const check =
+        step.button === "left" ? changeCheck(g, describeStep(step), step.submit, step.toggle, step.on) : undefined;
       return { actions: [{ action_type: "click", params }], check };
     }
     case "move": {
@@ -732,6 +862,25 @@ function stepActions(
         };
       }
       const g = find([step.target, ...(step.alts ?? [])].map(withFieldRole));
+      if (g.element === "input" && g.bbox && ctx.screen?.isDropdown?.(g.bbox)) {
+        // a dropdown ("change the language to German"): open its list, then pick the option from it
+        const box = g.bbox;
+        const click = (x: number, y: number): Action => ({
+          action_type: "click",
+          params: { ...clamp(x, y), button: "left", clicks: 1 },
+        });
+        if (ctx.attempts === 0)
+          return { actions: [click(g.x, g.y)], again: true, note: `opened the ${step.target} list` };
+        const opt = ground(`"${step.text}"`);
+        if (!opt.found || opt.x === null || opt.y === null) throw new NotFound(step.text, opt);
+        const inBox = opt.x >= box.x && opt.x <= box.x + box.width && opt.y >= box.y && opt.y <= box.y + box.height;
+        if (inBox)
+          return { actions: [{ action_type: "key_press", params: { keys: ["escape"] } }], note: "already chosen" };
+        return {
+          actions: [click(opt.x, opt.y)],
+          check: ctx.screen ? { k: "typed", d: describeStep(step), text: step.text, box, exact: false } : undefined,
+        };
+      }
       return {
         actions: [{ action_type: "click", params: { x: g.x, y: g.y, button: "left", clicks: 1 } }, ...tail],
         check: check(g.element === "input" ? g.bbox : null),
@@ -768,6 +917,19 @@ function stepActions(
         clicks,
         direction: vertical ? "vertical" : "horizontal",
       };
+      if (step.edge && ctx.screen) {
+        // to the very top or bottom: scroll until the screen stops changing (at most 8 times)
+        const sig = ctx.screen.signature();
+        if (ctx.attempts > 0 && (sig === ctx.lastSig || ctx.attempts >= 8))
+          return { actions: [], note: `the page no longer moves ${step.direction}` };
+        const mid = clamp(ctx.width / 2, ctx.height / 2);
+        return {
+          actions: [{ action_type: "scroll", params: { ...params, x: mid.x, y: mid.y } }],
+          again: true,
+          sig,
+          note: `scrolling ${step.direction} to the ${step.direction === "up" ? "top" : "bottom"}`,
+        };
+      }
       if (step.target) {
         const g = find([step.target]);
         params.x = g.x;
@@ -827,10 +989,13 @@ function stepActions(
         .find((r) => r.found && r.x !== null && r.y !== null);
       const option = verbal ?? ground(step.option);
       if (option.found && option.x !== null && option.y !== null) {
-        const p = clamp(option.x, option.y);
+        // a radio or checkbox beside the option's label: click the control and check it is selected
+        const control = verbal ? null : ground(`the radio next to "${step.option}"`);
+        const target = control?.found && control.element === "control" ? control : option;
+        const p = clamp(target.x ?? option.x, target.y ?? option.y);
         return {
           actions: [{ action_type: "click", params: { x: p.x, y: p.y, button: "left", clicks: 1 } }],
-          check: changeCheck(option, describeStep(step), false, true),
+          check: changeCheck(target, describeStep(step), false, true, target === control ? true : undefined),
         };
       }
       // not on the screen: open the list it is in, then pick it from the next screenshot
@@ -881,6 +1046,36 @@ function stepActions(
             : ["ctrl", "alt", "e"];
       return { actions: [{ action_type: "key_combo", params: { keys } }], check };
     }
+    case "window": {
+      // the window list (openbox's client list, machines/desktop-apps.ts) names every window by its title
+      const names = windowTitles(step.title);
+      if (ctx.attempts === 0)
+        return {
+          actions: [{ action_type: "key_combo", params: { keys: ["ctrl", "alt", "w"] } }],
+          again: true,
+          note: `opened the window list to find "${step.title}"`,
+        };
+      const hit = names.map((n) => ground(`"${n}"`)).find((r) => r.found && r.x !== null && r.y !== null);
+      if (!hit || hit.x === null || hit.y === null) {
+        if (ctx.attempts < 2)
+          return { actions: [{ action_type: "wait", params: { seconds: 1 } }], again: true, note: "the window list" };
+        throw new NotFound(`the ${step.title} window`, hit ?? ground(`"${names[0]}"`));
+      }
+      const p = clamp(hit.x, hit.y);
+      const sc = ctx.screen;
+      return {
+        actions: [{ action_type: "click", params: { x: p.x, y: p.y, button: "left", clicks: 1 } }],
+        // switched means its title shows (the window's title bar) and the list is gone
+        check: sc
+          ? {
+              k: "change",
+              d: describeStep(step),
+              sig: sc.signature(),
+              expect: names.map((n) => n.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")).join("|"),
+            }
+          : undefined,
+      };
+    }
     case "drag": {
       const a = find([step.from]);
       const b = find([step.to]);
@@ -900,6 +1095,16 @@ function stepActions(
     default:
       return { actions: [] };
   }
+}
+
+/** What a window is called in the window list: the desktop's programs by their names, else the title given. */
+export function windowTitles(title: string): string[] {
+  const t = title.replace(/^(?:the|my)\s+/i, "").trim();
+  if (/^(?:text\s+)?editor$|^mousepad$|^notepad$/i.test(t)) return ["Mousepad"];
+  if (/^(?:terminal|xterm|shell|console)$/i.test(t)) return ["xterm", "XTerm"];
+  if (/^(?:file\s*manager|files|pcmanfm)$/i.test(t)) return ["PCManFM", "File Manager"];
+  if (/^(?:web\s+)?browser$|^chromium$|^chrome$/i.test(t)) return ["Chromium"];
+  return [unquote(t) ?? t];
 }
 
 /** "Search" as a typing target means the Search field, not a Search button. */
@@ -941,6 +1146,8 @@ export function describeStep(s: Step): string {
       return `choose "${s.option}"${s.group ? ` as the ${s.group}` : ""}`;
     case "open-app":
       return `open the ${s.app}`;
+    case "window":
+      return `switch to the ${s.title} window`;
     case "drag":
       return `drag ${s.from} to ${s.to}`;
     case "wait":
@@ -1061,7 +1268,12 @@ export function planActions(steps: Step[], ground: Grounder, opts: PlanOptions):
       break;
     }
     // a step that looks at the next screenshot runs first in a call (it needs the screen as it is)
-    const repeating = step.kind === "scroll-until" || step.kind === "wait-finish" || step.kind === "choose";
+    const repeating =
+      step.kind === "scroll-until" ||
+      step.kind === "wait-finish" ||
+      step.kind === "choose" ||
+      step.kind === "window" ||
+      (step.kind === "scroll" && step.edge === true);
     if (repeating && actions.length > 0) break;
     let res: StepResult;
     let effective: Step = step;
@@ -1083,6 +1295,7 @@ export function planActions(steps: Step[], ground: Grounder, opts: PlanOptions):
         width: opts.width,
         height: opts.height,
         near: opts.near,
+        lastSig: opts.again?.step === i ? opts.again.sig : undefined,
       });
     } catch (e) {
       if (e instanceof GiveUp) {
@@ -1156,7 +1369,7 @@ export function planActions(steps: Step[], ground: Grounder, opts: PlanOptions):
         next: { step: i, action: 0 },
         groundings,
         check,
-        again: { step: i, n: attempts + 1 },
+        again: { step: i, n: attempts + 1, ...(res.sig ? { sig: res.sig } : {}) },
       };
     }
     done.push(res.note ? `${describeStep(effective)} (${res.note})` : describeStep(effective));

@@ -23,8 +23,10 @@ import {
   stepNeedsScreen,
 } from "./interpreter.ts";
 import { configureLocalOcr, type LocalOcrConfig, runLocalOcr, warmUpLocalOcr } from "./ocr.ts";
+import { looksLikeDropdown } from "./pixels.ts";
 import {
   type Check,
+  controlLooksOn,
   decodeState,
   encodeState,
   evaluateCheck,
@@ -108,6 +110,9 @@ function verifyPrevious(
   return failPlan(`Not done: ${r.why}, also after trying again.`);
 }
 
+/** Fail codes after which a human could get the task going again (not: the instruction said to fail). */
+const HUMAN_CAN_HELP = new Set(["ELEMENT_NOT_FOUND", "VERIFICATION_FAILED", "TASK_NOT_COMPLETED"]);
+
 export function createLocalEngine(options: LocalEngineOptions = {}): LocalEngine {
   if (options.ocr) configureLocalOcr(options.ocr);
 
@@ -143,6 +148,8 @@ export function createLocalEngine(options: LocalEngineOptions = {}): LocalEngine
             lines: () => screenLines(c),
             signature: () => screenSignature(c),
             region: (box) => (c.pixels ? regionPrint(c.pixels, box) : null),
+            controlOn: (box) => (c.pixels ? controlLooksOn(c.pixels, box) : null),
+            isDropdown: (box) => (c.pixels ? looksLikeDropdown(c.pixels, box) : false),
           }
         : undefined;
       const opts = {
@@ -174,10 +181,15 @@ export function createLocalEngine(options: LocalEngineOptions = {}): LocalEngine
       plan.status === "continue"
         ? ` ${progressMarker(instruction, plan.next, steps.length)} ${encodeState({ check: plan.check, retry: plan.retry, again: plan.again })}`.trimEnd()
         : "";
+    const failCode = plan.actions.find((a) => a.action_type === "fail")?.params as { code?: string } | undefined;
     return {
       actions: plan.actions,
       reasoning: `${plan.reasoning}${marker}`.trim(),
       status: plan.status,
+      // what a human can fix (a missing element, an effect not seen, work that did not finish): offered
+      ...(plan.status === "fail" && failCode?.code && HUMAN_CAN_HELP.has(failCode.code)
+        ? { needs_human: { reason: `cannot_proceed: ${plan.reasoning}`.slice(0, 500) } }
+        : {}),
       // no language model runs: input_tokens counts the words OCR read, output_tokens stays 0
       usage: { input_tokens: ocrWords, output_tokens: 0 },
       model: MANAGED_MODEL_ID,

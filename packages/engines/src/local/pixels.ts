@@ -357,3 +357,32 @@ function clampX(img: RgbaImage, x: number): number {
 function clampY(img: RgbaImage, y: number): number {
   return Math.max(0, Math.min(img.height - 1, Math.round(y)));
 }
+
+/**
+ * Whether an input box is a dropdown (a select): a small mark (the arrow) near its right end, with blank
+ * space before it, rather than text running up to the edge or nothing at all.
+ */
+export function looksLikeDropdown(img: RgbaImage, box: Box): boolean {
+  const right = Math.round(box.x + box.width);
+  const cy = Math.round(box.y + box.height / 2);
+  if (box.width < 60 || box.height < 12) return false;
+  const bg = lumAt(img, clampX(img, right - 40), clampY(img, box.y + 5));
+  const dark = (x0: number, x1: number) => {
+    let n = 0;
+    let minX = Number.POSITIVE_INFINITY;
+    let maxX = Number.NEGATIVE_INFINITY;
+    for (let y = cy - 5; y <= cy + 5; y++) {
+      for (let x = x0; x <= x1; x++) {
+        if (Math.abs(lumAt(img, clampX(img, x), clampY(img, y)) - bg) > 70) {
+          n++;
+          minX = Math.min(minX, x);
+          maxX = Math.max(maxX, x);
+        }
+      }
+    }
+    return { n, span: n ? maxX - minX + 1 : 0 };
+  };
+  const arrow = dark(right - 30, right - 5);
+  const gap = dark(right - 60, right - 33);
+  return arrow.n >= 5 && arrow.span <= 16 && gap.n <= 2;
+}

@@ -28,6 +28,8 @@ export interface Check {
   /** pixel fingerprint of the clicked control, and its box (checkboxes, radios) */
   reg?: string;
   regBox?: Box;
+  /** the control in regBox must look selected (true) or not (false) afterwards */
+  on?: boolean;
   /** error-like text was already visible before a submit */
   err?: boolean;
   submit?: boolean;
@@ -45,7 +47,7 @@ export interface LocalState {
   /** a step being retried: its try number */
   retry?: { step: number; t: number };
   /** a step that repeats (wait for X to finish, scroll until X, open a dropdown): attempts so far */
-  again?: { step: number; n: number };
+  again?: { step: number; n: number; sig?: string };
 }
 
 const STATE_RE = /\[local-check ([A-Za-z0-9_-]+)\]/;
@@ -119,6 +121,50 @@ export function regionPrint(img: RgbaImage, box: Box): string {
     }
   }
   return out.map((v) => v.toString(16).padStart(2, "0")).join("");
+}
+
+/**
+ * Whether a small control (radio, checkbox) looks selected: its inner part is filled (a dot, a tick on a
+ * coloured fill) rather than the plain background its ring encloses. Null when the box is too small.
+ */
+export function controlLooksOn(img: RgbaImage, box: Box): boolean | null {
+  if (box.width < 8 || box.height < 8) return null;
+  const cx = box.x + box.width / 2;
+  const cy = box.y + box.height / 2;
+  const r = Math.max(2, Math.floor(Math.min(box.width, box.height) * 0.2));
+  let sum = 0;
+  let sat = 0;
+  let n = 0;
+  for (let y = Math.round(cy - r); y <= Math.round(cy + r); y++) {
+    for (let x = Math.round(cx - r); x <= Math.round(cx + r); x++) {
+      if (x < 0 || y < 0 || x >= img.width || y >= img.height) continue;
+      const i = (y * img.width + x) * 4;
+      const R = img.data[i] ?? 0;
+      const G = img.data[i + 1] ?? 0;
+      const B = img.data[i + 2] ?? 0;
+      sum += 0.299 * R + 0.587 * G + 0.114 * B;
+      sat += Math.max(R, G, B) - Math.min(R, G, B);
+      n++;
+    }
+  }
+  if (!n) return null;
+  // the page around the control: its background (light or dark)
+  const bg = regionMeanLum(img, { x: box.x + box.width + 2, y: box.y, width: 4, height: box.height });
+  const lum = sum / n;
+  return Math.abs(lum - bg) > 50 || sat / n > 60;
+}
+
+function regionMeanLum(img: RgbaImage, b: Box): number {
+  let sum = 0;
+  let n = 0;
+  for (let y = Math.max(0, Math.round(b.y)); y < Math.min(img.height, Math.round(b.y + b.height)); y++) {
+    for (let x = Math.max(0, Math.round(b.x)); x < Math.min(img.width, Math.round(b.x + b.width)); x++) {
+      const i = (y * img.width + x) * 4;
+      sum += 0.299 * (img.data[i] ?? 0) + 0.587 * (img.data[i + 1] ?? 0) + 0.114 * (img.data[i + 2] ?? 0);
+      n++;
+    }
+  }
+  return n ? sum / n : 255;
 }
 
 /** Whether two region prints differ (some cell's mean grey moved by more than 20). */
@@ -236,6 +282,16 @@ export function evaluateCheck(check: Check, ctx: GroundingContext): CheckResult 
         const re = new RegExp(check.expect, "im");
         if (!screenLines(ctx).some((l) => re.test(l)))
           return { ok: false, fatal: false, why: `after "${check.d}" its window is not seen` };
+      }
+      if (check.on !== undefined && check.regBox && ctx.pixels) {
+        const state = controlLooksOn(ctx.pixels, check.regBox);
+        if (state !== null && state !== check.on)
+          return {
+            ok: false,
+            fatal: false,
+            why: `after "${check.d}" the control does not look ${check.on ? "selected" : "cleared"}`,
+          };
+        if (state === check.on) return { ok: true };
       }
       if (sigChanged || regChanged) return { ok: true };
       return {

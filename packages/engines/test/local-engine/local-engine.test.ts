@@ -61,6 +61,14 @@ describe("LocalEngine.predict", () => {
         params: { code: "ELEMENT_NOT_FOUND", message: expect.stringContaining("Delete account") },
       },
     ]);
+    // a human could get it going: a run that allows pausing asks for one with this reason (issue 15)
+    expect(out.needs_human?.reason).toMatch(/^cannot_proceed: .*Delete account/);
+  });
+
+  it("offers no human when the instruction itself says to fail", async () => {
+    const out = await engine.predict(input("fail because the account is locked"));
+    expect(out.status).toBe("fail");
+    expect(out.needs_human).toBeUndefined();
   });
 
   it("is done when the goal text is visible", async () => {
