@@ -215,3 +215,40 @@ export async function xwdToPng(data: Buffer, layout: XwdLayout, options: PngOpti
   ihdr[9] = 2; // colour type RGB
   return Buffer.concat([SIGNATURE, chunk("IHDR", ihdr), chunk("IDAT", idat), chunk("IEND", Buffer.alloc(0))]);
 }
+
+/**
+ * The last frame of one screen and its PNG. A screen that did not change since the previous shot (an agent
+ * waiting, polling, reading) is answered with that PNG again: comparing the pixels (a memcmp of a few
+ * megabytes) costs a fraction of encoding them. Holds one frame buffer per screen; the PNG it returns is
+ * shared between the shots that got it, and must not be modified.
+ */
+export class LastFrame {
+  private pixels: Buffer | null = null;
+  private png: Buffer | null = null;
+  private releasePrevious: (() => void) | null = null;
+
+  /** The PNG of `frame` (taking the frame over: the caller does not release it). */
+  async encode(frame: Frame, options: PngOptions = {}): Promise<Buffer> {
+    const pixels = frame.data.subarray(frame.layout.dataOffset, frame.layout.fileSize);
+    if (this.png && this.pixels?.equals(pixels)) {
+      frame.release();
+      return this.png;
+    }
+    let png: Buffer;
+    try {
+      png = await xwdToPng(frame.data, frame.layout, options);
+    } catch (e) {
+      frame.release();
+      throw e;
+    }
+    this.releasePrevious?.();
+    [this.pixels, this.png, this.releasePrevious] = [pixels, png, frame.release];
+    return png;
+  }
+
+  /** Forgets the frame (its buffer goes back to the pool). */
+  clear(): void {
+    this.releasePrevious?.();
+    [this.pixels, this.png, this.releasePrevious] = [null, null, null];
+  }
+}

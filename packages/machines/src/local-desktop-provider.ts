@@ -41,7 +41,7 @@ import {
 } from "./desktop-requirements.ts";
 import { type DevtoolsGuardState, guardDevtoolsPorts } from "./devtools-guard.ts";
 import { runFileOp } from "./file-ops.ts";
-import { FRAMEBUFFER_FILE, readFramebuffer, xwdToPng } from "./framebuffer.ts";
+import { FRAMEBUFFER_FILE, LastFrame, readFramebuffer } from "./framebuffer.ts";
 import {
   type IsolationMode,
   type IsolationStatus,
@@ -333,6 +333,8 @@ interface Runtime {
   xdo: XdotoolSession;
   /** pid:start time:display of the Xvfb known to keep a framebuffer file (its command line was checked) */
   framebufferXvfb?: string;
+  /** the last screenshot's pixels and PNG (framebuffer.ts): an unchanged screen is not encoded again */
+  lastFrame?: LastFrame;
   /** serialises Chromium start-ups (two ops at once would start two browsers on one profile) */
   browserStart: Mutex;
   browser: ChromiumBrowser;
@@ -1284,6 +1286,7 @@ export class LocalDesktopProvider implements MachineProvider {
 
   private async stopInner(rt: Runtime): Promise<LocalDesktopHandle> {
     const display = rt.handle.display;
+    rt.lastFrame?.clear();
     await this.stopProcesses(rt);
     await this.unisolate(rt);
     if (display !== null) {
@@ -1451,12 +1454,10 @@ export class LocalDesktopProvider implements MachineProvider {
     }
     const captured_at = nowIso();
     const frame = await readFramebuffer(path.join(h.runtime_dir, FRAMEBUFFER_FILE), rt.user.uid, h.screen);
-    try {
-      const png = await xwdToPng(frame.data, frame.layout, { level: this.opts.screenshotLevel });
-      return { png, mime_type: "image/png", width: frame.layout.width, height: frame.layout.height, captured_at };
-    } finally {
-      frame.release();
-    }
+    const { width, height } = frame.layout;
+    rt.lastFrame ??= new LastFrame();
+    const png = await rt.lastFrame.encode(frame, { level: this.opts.screenshotLevel });
+    return { png, mime_type: "image/png", width, height, captured_at };
   }
 
   private async captureWithPrograms(rt: Runtime): Promise<Screenshot> {
