@@ -10,7 +10,7 @@
 import type { Action } from "@cua/base/actions/action";
 import { CoreError, ERROR_CODES, isCoreError } from "@cua/base/errors";
 import type { Tx } from "@cua/db/client";
-import { Prisma, type Run, type RunStep } from "@cua/db/generated";
+import type { Run, RunStep } from "@cua/db/generated";
 import { SANDBOX_MODEL_ID } from "@cua/engines/models";
 import type { DecodedImage } from "@cua/engines/types";
 import { getRunnableMachine, type RunnableMachine } from "../machines-service/machine-access.ts";
@@ -145,27 +145,38 @@ async function beginIteration(
   run: Run,
   n: number,
 ): Promise<{ row: RunStep } | { outcome: StepOutcome }> {
-  // fast path: one conditional update counts the iteration (the run is running and has iterations left)
-  const counted = await deps.db.$executeRaw`
-    UPDATE runs SET iteration_count = iteration_count + 1, updated_at = now()
-    WHERE id = ${run.id} AND status = 'running' AND iteration_count < max_iterations`;
-  if (counted === 1) {
-    const row = await deps.db.runStep.upsert({
-      where: { runId_step: { runId: run.id, step: n } },
-      create: { runId: run.id, step: n, phase: "started" },
-      update: {
-        phase: "started",
-        screenshotDigest: null,
-        actionsDigest: null,
-        actions: Prisma.DbNull,
-        reasoning: null,
-        engineStatus: null,
-        usage: Prisma.DbNull,
-        results: Prisma.DbNull,
-        creditsCharged: 0,
-        committedAt: null,
-      },
-    });
+  // fast path, one statement: a conditional update counts the iteration (the run is running and has
+  // iterations left) and only then creates the step row, or resets the one a pause or a discard left
+  const begun = await deps.db.$queryRaw<{ exec_attempts: number; created_at: Date }[]>`
+    WITH counted AS (
+      UPDATE runs SET iteration_count = iteration_count + 1, updated_at = now()
+      WHERE id = ${run.id} AND status = 'running' AND iteration_count < max_iterations
+      RETURNING id
+    )
+    INSERT INTO run_steps (run_id, step, phase, exec_attempts, credits_charged, created_at)
+    SELECT id, ${n}::int, 'started', 0, 0, now() FROM counted
+    ON CONFLICT (run_id, step) DO UPDATE SET
+      phase = 'started', screenshot_digest = NULL, actions_digest = NULL, actions = NULL, reasoning = NULL,
+      engine_status = NULL, usage = NULL, results = NULL, credits_charged = 0, committed_at = NULL
+    RETURNING exec_attempts, created_at`;
+  const b = begun[0];
+  if (b) {
+    const row: RunStep = {
+      runId: run.id,
+      step: n,
+      phase: "started",
+      screenshotDigest: null,
+      actionsDigest: null,
+      actions: null,
+      reasoning: null,
+      engineStatus: null,
+      usage: null,
+      results: null,
+      execAttempts: Number(b.exec_attempts),
+      creditsCharged: 0,
+      createdAt: new Date(b.created_at),
+      committedAt: null,
+    };
     return { row };
   }
   // why not: the run stopped running, or it is out of iterations
@@ -196,15 +207,23 @@ function decoded(png: Buffer, width: number, height: number): DecodedImage {
   return { bytes: png, mime: "image/png", width, height };
 }
 
-/** The newest committed steps before `before` (at most the trajectory limit), oldest first. */
-async function recentSteps(deps: RunsDeps, runId: string, before: number) {
-  const rows = await deps.db.runStep.findMany({
-    where: { runId, phase: "committed", step: { lt: before } },
+/** The step rows runAgentStep needs, in one read: step n (if any) and the committed steps before it, newest first. */
+async function latestSteps(deps: RunsDeps, runId: string, n: number): Promise<RunStep[]> {
+  return deps.db.runStep.findMany({
+    where: { runId, step: { lte: n } },
     orderBy: { step: "desc" },
-    take: TRAJECTORY_STEPS,
-    select: { step: true, actions: true, reasoning: true, screenshotDigest: true, actionsDigest: true },
+    // step n, then the trajectory; rows before n are committed (a paused row is reused by its step, a
+    // discarded one ends the run), a few more in case
+    take: TRAJECTORY_STEPS + 3,
   });
-  return rows.reverse();
+}
+
+/** The newest committed steps before `n` (at most the trajectory limit), oldest first. */
+function recentOf(latest: RunStep[], n: number) {
+  return latest
+    .filter((r) => r.phase === "committed" && r.step < n)
+    .slice(0, TRAJECTORY_STEPS)
+    .reverse();
 }
 
 interface ExecResult {
@@ -259,6 +278,57 @@ async function commitStep(
   executeMs?: number,
 ): Promise<StepOutcome> {
   const fx: Effects = newEffects(run.id);
+  const u = (row.usage ?? {}) as { timings?: Record<string, number> };
+  const usage =
+    executeMs !== undefined ? { ...u, timings: { ...(u.timings ?? {}), execute_ms: round(executeMs) } } : undefined;
+  const actions = (row.actions ?? []) as Action[];
+  const stepFrame = {
+    run_id: run.id,
+    step: row.step,
+    action: actions[0] ?? null,
+    actions,
+    reasoning: row.reasoning ?? "",
+  };
+  if (row.engineStatus !== "done" && row.engineStatus !== "fail") {
+    // the common step, in one statement: the same conditional update of the run as below, then the step row
+    // and its `step` and `billing` frames (the terminal steps, and a run that stopped, take the transaction)
+    const counted = await deps.db.$queryRaw<{ event_seq: number }[]>`
+      WITH c AS (
+        UPDATE runs SET step_count = ${row.step}::int, credits_charged = credits_charged + ${price}::int,
+          last_step_error = NULL, event_seq = event_seq + 2, updated_at = now()
+        WHERE id = ${run.id} AND status = 'running' AND step_count = ${row.step - 1}::int
+        RETURNING event_seq, credits_charged
+      ),
+      s AS (
+        UPDATE run_steps SET phase = 'committed', credits_charged = ${price}::int, committed_at = ${deps.clock.now()}::timestamptz,
+          results = COALESCE(${results === null ? null : JSON.stringify(results)}::jsonb, results),
+          usage = COALESCE(${usage === undefined ? null : JSON.stringify(usage)}::jsonb, usage)
+        FROM c WHERE run_id = ${run.id} AND step = ${row.step}::int
+        RETURNING 1
+      ),
+      e AS (
+        INSERT INTO run_events (run_id, seq, event, data, created_at)
+        SELECT ${run.id}::text, c.event_seq - 1, 'step', ${JSON.stringify(stepFrame)}::jsonb, now() FROM c
+        UNION ALL
+        SELECT ${run.id}::text, c.event_seq, 'billing',
+          jsonb_build_object('run_id', ${run.id}::text, 'step', ${row.step}::int, 'credits_charged', ${price}::int,
+                             'total_credits_charged', c.credits_charged),
+          now()
+        FROM c
+      )
+      SELECT event_seq FROM c`;
+    if (counted[0]) {
+      fx.notify = true;
+      if (price > 0) await settleRunReservations(deps, run.id, row.step);
+      await applyEffects(deps, fx);
+      return outcomeOf({
+        status: "running",
+        awaitingHumanReason: null,
+        deadlineAt: run.deadlineAt,
+        stepCount: row.step,
+      });
+    }
+  }
   const outcome = await deps.db.$transaction(async (tx: Tx) => {
     // one conditional update: the run is still running at the previous step (a cancel or the deadline
     // that committed first makes it match nothing), counts the step and its charge, reserves two seqs
@@ -278,7 +348,6 @@ async function commitStep(
       return outcomeOf(await tx.run.findUniqueOrThrow({ where: { id: run.id } }));
     }
     const now = deps.clock.now();
-    const u = (row.usage ?? {}) as { timings?: Record<string, number> };
     await tx.runStep.update({
       where: { runId_step: { runId: run.id, step: row.step } },
       data: {
@@ -286,12 +355,9 @@ async function commitStep(
         creditsCharged: price,
         committedAt: now,
         ...(results !== null ? { results: results as object } : {}),
-        ...(executeMs !== undefined
-          ? { usage: { ...u, timings: { ...(u.timings ?? {}), execute_ms: round(executeMs) } } as object }
-          : {}),
+        ...(usage !== undefined ? { usage: usage as object } : {}),
       },
     });
-    const actions = (row.actions ?? []) as Action[];
     const seq = Number(c.event_seq);
     await tx.runEvent.createMany({
       data: [
@@ -299,13 +365,7 @@ async function commitStep(
           runId: run.id,
           seq: seq - 1,
           event: "step",
-          data: {
-            run_id: run.id,
-            step: row.step,
-            action: actions[0] ?? null,
-            actions,
-            reasoning: row.reasoning ?? "",
-          } as object,
+          data: stepFrame as object,
         },
         {
           runId: run.id,
@@ -353,12 +413,8 @@ async function commitStep(
 }
 
 export async function runAgentStep(deps: RunsDeps, runId: string): Promise<StepOutcome> {
-  const found = await deps.db.run.findUnique({
-    where: { id: runId },
-    include: { steps: { orderBy: { step: "desc" }, take: 1 } },
-  });
-  if (!found) return { kind: "terminal", status: "failed" };
-  const { steps: newest, ...run } = found;
+  const run = await deps.db.run.findUnique({ where: { id: runId } });
+  if (!run) return { kind: "terminal", status: "failed" };
   if (run.status !== "running") return outcomeOf(run);
   const now = deps.clock.now();
   if (now >= run.deadlineAt) {
@@ -374,7 +430,8 @@ export async function runAgentStep(deps: RunsDeps, runId: string): Promise<StepO
     );
   }
   const directives = run.mode === "test" ? parseRunDirectives(run.task) : null;
-  let row: RunStep | null = newest[0]?.step === n ? newest[0] : null;
+  const latest = await latestSteps(deps, runId, n);
+  let row: RunStep | null = latest[0]?.step === n ? latest[0] : null;
   if (!row || row.phase === "paused" || row.phase === "discarded") {
     // the sandbox's #human: ask for a human before the last step, once
     if (directives?.human && n >= directives.steps && run.resumeCount === 0) {
@@ -435,7 +492,7 @@ export async function runAgentStep(deps: RunsDeps, runId: string): Promise<StepO
       const screenshotMs = performance.now() - t0;
       const choice = engineFor(deps, run);
       // one read of the recent committed steps: the engine's trajectory and the stall guard's history
-      const recent = await recentSteps(deps, runId, n);
+      const recent = recentOf(latest, n);
       const t1 = performance.now();
       const instruction = directives ? sandboxInstruction(run.task, directives, n) : run.task;
       const prediction = await predictWith(
