@@ -110,6 +110,58 @@ export const EnvSchema = z.object({
     .regex(/^\/[^\0]*$/, "must be a colon-separated list of absolute paths")
     .optional()
     .describe("more paths machines must not see, besides DATA_DIR, the repository, MACHINES_ROOT and /root, /home..."),
+  MACHINE_LIMITS: z
+    .enum(["cgroup", "none"])
+    .default("cgroup")
+    .describe(
+      "cgroup: each isolated machine runs in a cgroup with the MACHINE_PIDS_MAX/MEMORY_MAX/SWAP_MAX/CPU_* limits, and a host that cannot create it fails the machine's start (docs/security.md); none: no limits (explicit opt-out)",
+    ),
+  MACHINE_PIDS_MAX: z
+    .string()
+    .regex(/^(max|[1-9]\d{0,6})$/, "must be a number of tasks or max")
+    .default("2048")
+    .describe("tasks (processes and threads) per machine; a desktop with Chromium uses a few hundred"),
+  MACHINE_MEMORY_MAX: z
+    .string()
+    .regex(/^(max|\d+(\.\d+)?[kmgt]?)$/i, "must be bytes with an optional k/m/g/t suffix, or max")
+    .default("4g")
+    .describe(
+      "memory per machine (page cache and its /tmp, /var/tmp, /dev/shm included); beyond it the kernel kills inside the machine",
+    ),
+  MACHINE_SWAP_MAX: z
+    .string()
+    .regex(/^(max|\d+(\.\d+)?[kmgt]?)$/i, "must be bytes with an optional k/m/g/t suffix, or max")
+    .default("0")
+    .describe("swap per machine on top of MACHINE_MEMORY_MAX, where the memory controller accounts swap"),
+  MACHINE_CPU_WEIGHT: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(10_000)
+    .default(100)
+    .describe("relative CPU weight of each machine (cgroup v2 cpu.weight; v1 cpu.shares = weight x 10.24)"),
+  MACHINE_CPU_MAX: z
+    .string()
+    .regex(/^(max|\d+(\.\d+)?)$/, "must be a number of CPUs or max")
+    .default("2")
+    .describe("at most this many CPUs' worth of time per machine (a quota per 100 ms period)"),
+  MACHINE_CGROUP_PARENT: z
+    .string()
+    .regex(/^\/[A-Za-z0-9._/-]*$/, "must be an absolute path inside the cgroup hierarchy")
+    .optional()
+    .describe(
+      "where machines' cgroups go inside the hierarchy (default /cua-machines under cgroup v2, the service's own cgroup + /cua-machines under v1)",
+    ),
+  MACHINE_TMP_SIZE: z
+    .string()
+    .regex(/^\d+[kmg]?$/i, "must be a tmpfs size: bytes with an optional k/m/g suffix")
+    .default("1g")
+    .describe("size of each machine's private /tmp and /var/tmp (tmpfs)"),
+  MACHINE_SHM_SIZE: z
+    .string()
+    .regex(/^\d+[kmg]?$/i, "must be a tmpfs size: bytes with an optional k/m/g suffix")
+    .default("1g")
+    .describe("size of each machine's private /dev/shm (tmpfs; Chromium's shared memory)"),
   MACHINE_METER_INTERVAL_MS: z.coerce
     .number()
     .int()

@@ -10,6 +10,7 @@ import http from "node:http";
 import os from "node:os";
 import path from "node:path";
 import { removeDevtoolsGuard } from "@cua/machines/devtools-guard";
+import { cgroupDirs, detectCgroups } from "@cua/machines/isolation/cgroup";
 import { netnsNameOf } from "@cua/machines/isolation/network";
 import { startTestInternet, type TestInternet } from "@cua/machines/isolation/test-internet";
 import { DEFAULT_PORT_BASES } from "@cua/machines/local-desktop-provider";
@@ -35,8 +36,8 @@ let lo = 0;
 let dataDirMode = 0;
 
 const api = (method: string, p: string, body?: unknown) => call(s.url, method, p, { key: acct.live_key, body });
-const term = async (command: string): Promise<string> => {
-  const r = await api("POST", `/v1/machines/${id}/terminal`, { command, timeout_ms: 30_000 });
+const term = async (command: string, on = id, timeout_ms = 30_000): Promise<string> => {
+  const r = await api("POST", `/v1/machines/${on}/terminal`, { command, timeout_ms });
   expect(r.status, r.text).toBe(200);
   expect(typeof r.body, `the terminal's answer: ${JSON.stringify(r.text)}`).toBe("object");
   return String(r.body.result.output);
@@ -59,6 +60,9 @@ describe("a live machine cannot reach the service (SPEC Machines; issue 10 failu
       MACHINES_ROOT: root,
       MACHINE_DISPLAY_RANGE: `${lo}-${lo + 100}`,
       MACHINE_METER_INTERVAL_MS: "3600000",
+      // small limits, so that the fork bomb and the memory hog below hit them quickly
+      MACHINE_PIDS_MAX: "1024",
+      MACHINE_MEMORY_MAX: "1536m",
     });
     dataDirMode = (await stat(s.dataDir)).mode & 0o777;
     // the service's key file, world-readable on purpose: the machine's mount namespace alone keeps it out
@@ -153,15 +157,67 @@ describe("a live machine cannot reach the service (SPEC Machines; issue 10 failu
     expect(shot.status).toBe(200);
   });
 
-  it("DELETE removes the machine's namespaces with its user", async () => {
+  it("a fork bomb and a memory hog stay inside their machine: the API answers, another machine works, /tmp is not shared", async () => {
+    const r = await api("POST", "/v1/machines", { display_name: "iso-2", screen_width: 800, screen_height: 600 });
+    expect(r.status).toBe(202);
+    const other = r.body.machine.id as string;
+    try {
+      for (let i = 0; i < 600; i++) {
+        if ((await api("GET", `/v1/machines/${other}`)).body.status !== "provisioning") break;
+        await new Promise((res) => setTimeout(res, 100));
+      }
+      // files in /tmp and /dev/shm are the machine's own
+      await term("echo mine > /tmp/cua-note && echo mine > /dev/shm/cua-note && echo written");
+      expect(await term("cat /tmp/cua-note /dev/shm/cua-note 2>&1", other)).toMatch(/No such file.*\n.*No such file/);
+      // python forks children that sleep 15 s (output detached) until fork fails at MACHINE_PIDS_MAX
+      const bomb = await term(
+        `python3 -c 'import os,time
+n=0
+try:
+  for i in range(5000):
+    if os.fork()==0:
+      fd=os.open("/dev/null",os.O_RDWR); [os.dup2(fd,k) for k in (0,1,2)]; time.sleep(15); os._exit(0)
+    n+=1
+  print("forked",n)
+except OSError as e: print("refused after",n,"errno",e.errno)'`,
+      );
+      expect(bomb).toMatch(/refused after \d+ errno 11/);
+      expect(Number(/refused after (\d+)/.exec(bomb)![1])).toBeLessThan(1024);
+      // while every task of the machine is taken: the service answers, the other machine runs commands
+      expect((await call(s.url, "GET", "/v1/machines/health", {})).status).toBe(200);
+      expect(await term("for i in $(seq 20); do /bin/true; done; echo other-works", other)).toContain("other-works");
+      expect((await api("GET", `/v1/machines/${id}/screenshot`)).status).toBe(200);
+      // once the sleepers end, the machine runs commands again
+      let again = "";
+      for (let i = 0; i < 60 && !again.includes("again"); i++) {
+        await new Promise((res) => setTimeout(res, 1000));
+        const t = await api("POST", `/v1/machines/${id}/terminal`, { command: "echo again", timeout_ms: 5000 });
+        again = String(t.body?.result?.output ?? "");
+      }
+      expect(again).toContain("again");
+      // tail keeps everything it reads: the kernel kills it inside the machine's 1.5 GiB
+      const hog = await term("head -c 3G /dev/zero | tail; echo status=${PIPESTATUS[*]}", id, 120_000);
+      expect(hog).toMatch(/status=\d+ 137/);
+      expect(await term("echo alive")).toContain("alive");
+      expect(await term("echo alive", other)).toContain("alive");
+      expect((await call(s.url, "GET", "/v1/machines/health", {})).status).toBe(200);
+    } finally {
+      await api("DELETE", `/v1/machines/${other}`);
+    }
+  }, 240_000);
+
+  it("DELETE removes the machine's namespaces and cgroup with its user", async () => {
     const row = await s.app.deps.db.machine.findUniqueOrThrow({ where: { id } });
     const user = String((row.handle as { user?: string }).user);
     expect(existsSync(`/run/netns/${netnsNameOf(user)}`)).toBe(true);
+    const cgroups = cgroupDirs(detectCgroups(), netnsNameOf(user));
+    expect(cgroups.every((d) => existsSync(d))).toBe(true);
     const del = await api("DELETE", `/v1/machines/${id}`);
     expect(del.status).toBeLessThan(300);
     for (let i = 0; i < 300 && existsSync(`/run/netns/${netnsNameOf(user)}`); i++)
       await new Promise((r) => setTimeout(r, 100));
     expect(existsSync(`/run/netns/${netnsNameOf(user)}`)).toBe(false);
+    expect(cgroups.some((d) => existsSync(d))).toBe(false);
   });
 });
 

@@ -5,6 +5,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
+import { limitsFromSettings, limitWrites } from "../src/isolation/cgroup.ts";
 import { dnsServersOf, egressRules, filterRules, machineDns } from "../src/isolation/host-firewall.ts";
 import { hiddenPathProblem, mountScript } from "../src/isolation/mount.ts";
 import { parsePool, slotAddresses } from "../src/isolation/network.ts";
@@ -93,5 +94,75 @@ describe("machine isolation configuration", () => {
     const tmpfs = script.indexOf("cua-run /run");
     expect(script.indexOf("mkdir -p '/run/systemd/resolve'")).toBeGreaterThan(tmpfs);
     expect(script).toContain("printf '%s' 'nameserver 192.0.2.53\n' > '/run/systemd/resolve/stub-resolv.conf'");
+  });
+
+  it("gives each machine its own /tmp, /var/tmp and /dev/shm, with the host's X socket directory bound back", () => {
+    const data = mkdtempSync(path.join(os.tmpdir(), "cua-iso-tmp-"));
+    const home = path.join(data, "machines/cua-abc");
+    mkdirSync(home, { recursive: true });
+    const script = mountScript([data], [home], [], [], { tmpSize: "64m", shmSize: "256m" });
+    expect(script).toContain("mount -t tmpfs -o mode=1777,size=64m,nosuid,nodev cua-tmp '/tmp'");
+    expect(script).toContain("mount -t tmpfs -o mode=1777,size=64m,nosuid,nodev cua-tmp '/var/tmp'");
+    expect(script).toContain("mount -t tmpfs -o mode=1777,size=256m,nosuid,nodev cua-tmp '/dev/shm'");
+    // a hidden directory inside /tmp needs no cover of its own; the home inside it and the X sockets come back
+    expect(script).not.toContain(`cua-hidden '${data}'`);
+    const order = [
+      `mount --bind '${home}' /run/.keep/0`,
+      "mount --bind '/tmp/.X11-unix' /run/.keep/1",
+      "cua-tmp '/tmp'",
+      `mount --move /run/.keep/0 '${home}'`,
+      "mount --move /run/.keep/1 '/tmp/.X11-unix'",
+    ];
+    expect(order.every((l) => script.includes(l))).toBe(true);
+    expect(order.map((l) => script.indexOf(l))).toEqual([...order.map((l) => script.indexOf(l))].sort((a, b) => a - b));
+    rmSync(data, { recursive: true, force: true });
+  });
+
+  it("turns the limits into cgroup v1 and v2 files (MACHINE_PIDS_MAX, MEMORY_MAX, SWAP_MAX, CPU_WEIGHT, CPU_MAX)", () => {
+    const limits = limitsFromSettings({ pids: "2048", memory: "4g", swap: "0", cpuWeight: 100, cpus: "1.5" });
+    expect(limits).toEqual({ pids: 2048, memory: 4 * 1024 ** 3, swap: 0, cpuWeight: 100, cpus: 1.5 });
+    expect(limitsFromSettings({ pids: "max", memory: "max", swap: "512m", cpuWeight: 50, cpus: "max" })).toEqual({
+      pids: null,
+      memory: null,
+      swap: 512 * 1024 ** 2,
+      cpuWeight: 50,
+      cpus: null,
+    });
+    expect(() => limitsFromSettings({ pids: "0", memory: "4g", swap: "0", cpuWeight: 1, cpus: "1" })).toThrow(/pids/);
+    expect(() => limitsFromSettings({ pids: "9", memory: "lots", swap: "0", cpuWeight: 1, cpus: "1" })).toThrow(
+      /memory/,
+    );
+    const v2 = limitWrites(
+      { version: 2, root: "/cg", parent: "/cg/cua-machines" },
+      "cuan-0123456789a",
+      limits,
+      () => true,
+    );
+    expect(v2).toEqual([
+      ["/cg/cua-machines/cuan-0123456789a/pids.max", "2048"],
+      ["/cg/cua-machines/cuan-0123456789a/memory.max", String(4 * 1024 ** 3)],
+      ["/cg/cua-machines/cuan-0123456789a/memory.swap.max", "0"],
+      ["/cg/cua-machines/cuan-0123456789a/cpu.weight", "100"],
+      ["/cg/cua-machines/cuan-0123456789a/cpu.max", "150000 100000"],
+    ]);
+    const v1 = limitWrites(
+      { version: 1, parents: { pids: "/p/m", memory: "/m/m", cpu: "/c/m" } },
+      "cuan-0123456789a",
+      { ...limits, swap: 1024 },
+      () => true,
+    );
+    expect(v1).toEqual([
+      ["/p/m/cuan-0123456789a/pids.max", "2048"],
+      ["/m/m/cuan-0123456789a/memory.memsw.limit_in_bytes", "-1"],
+      ["/m/m/cuan-0123456789a/memory.limit_in_bytes", String(4 * 1024 ** 3)],
+      ["/m/m/cuan-0123456789a/memory.memsw.limit_in_bytes", String(4 * 1024 ** 3 + 1024)],
+      ["/c/m/cuan-0123456789a/cpu.shares", "1024"],
+      ["/c/m/cuan-0123456789a/cpu.cfs_period_us", "100000"],
+      ["/c/m/cuan-0123456789a/cpu.cfs_quota_us", "150000"],
+    ]);
+    // without swap accounting (no memsw / memory.swap.max file) swap is not limited separately
+    expect(
+      limitWrites({ version: 2, root: "/cg", parent: "/cg/m" }, "cuan-0123456789a", limits, () => false),
+    ).toHaveLength(4);
   });
 });

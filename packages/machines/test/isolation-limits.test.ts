@@ -5,10 +5,12 @@
 // while the desktop (X socket, screenshots, typing into a terminal window) keeps working. Needs root,
 // cgroups (v1 or v2) and the packages of scripts/install-desktop-deps.sh.
 
+import { execFileSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { mkdir, mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
+import { CoreError } from "@cua/base/errors";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { cgroupDirs, detectCgroups, type MachineLimits } from "../src/isolation/cgroup.ts";
 import { netnsNameOf } from "../src/isolation/network.ts";
@@ -225,5 +227,34 @@ describe("machine resource limits and private /tmp (real desktops, cgroups)", ()
     expect(stale.some((d) => existsSync(d))).toBe(false);
     b = await provider.start(b);
     expect((await term(provider, b, "cat /proc/self/cgroup")).output).toContain(netnsNameOf(String(b.user)));
+  });
+
+  it("fails closed: a machine whose cgroup cannot be created does not start and leaves nothing behind", async () => {
+    // a parent below a cgroup file: mkdir fails (ENOTDIR), as on a host whose cgroups are read-only
+    const broken = new LocalDesktopProvider({
+      rootDir: root,
+      displayRange: [FIRST_DISPLAY, 899],
+      isolationLimits: { limits: LIMITS, cgroupParent: "/cgroup.procs/machines" },
+    });
+    const id = `mch_lim_${process.pid.toString(16)}c`;
+    const err = await broken.provision({ machineId: id, displayName: "c", desktopEnabled: false }).then(
+      () => null,
+      (e) => e,
+    );
+    expect(err).toBeInstanceOf(CoreError);
+    expect((err as CoreError).code).toBe("UPSTREAM_UNAVAILABLE");
+    expect((err as CoreError).message).toContain("the machine's cgroup");
+    expect((err as CoreError).message).toContain("MACHINE_LIMITS=none");
+    expect(existsSync(`/run/netns/${netnsNameOf(broken.userNameFor(id))}`)).toBe(false);
+    expect(() => execFileSync("id", ["-u", broken.userNameFor(id)], { stdio: "ignore" })).toThrow();
+    expect(broken.readiness()).toMatchObject({ machines_ready: false });
+    expect(broken.readiness().isolation.detail).toContain("the machine's cgroup");
+    await broken.close();
+  });
+
+  it("the opt-out (MACHINE_LIMITS=none) is explicit and visible in readiness", async () => {
+    const off = new LocalDesktopProvider({ rootDir: root, isolationLimits: { limits: null } });
+    expect(off.readiness().isolation.detail).toContain("WITHOUT resource limits (MACHINE_LIMITS=none)");
+    await off.close();
   });
 });

@@ -23,6 +23,7 @@ import {
 import { MachinesRuntime } from "@cua/core/machines-service/runtime";
 import { zodToCoreError } from "@cua/machines/commands";
 import { HeartbeatBody, ObservationBody, ResultBody } from "@cua/machines/driver-wire";
+import { limitsFromSettings } from "@cua/machines/isolation/cgroup";
 import { LocalDesktopProvider } from "@cua/machines/local-desktop-provider";
 import { MockMachineProvider } from "@cua/machines/mock-provider";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
@@ -65,6 +66,21 @@ export function machinesRuntimeFromEnv(env: Env): MachinesRuntime {
           // docs/security.md: machines never see the service's data or its repository (.env)
           isolation: env.MACHINE_ISOLATION,
           isolationPool: env.MACHINE_ISOLATION_POOL,
+          isolationLimits: {
+            limits:
+              env.MACHINE_LIMITS === "none"
+                ? null
+                : limitsFromSettings({
+                    pids: env.MACHINE_PIDS_MAX,
+                    memory: env.MACHINE_MEMORY_MAX,
+                    swap: env.MACHINE_SWAP_MAX,
+                    cpuWeight: env.MACHINE_CPU_WEIGHT,
+                    cpus: env.MACHINE_CPU_MAX,
+                  }),
+            cgroupParent: env.MACHINE_CGROUP_PARENT ?? null,
+            tmpSize: env.MACHINE_TMP_SIZE,
+            shmSize: env.MACHINE_SHM_SIZE,
+          },
           hiddenPaths: [
             path.resolve(env.DATA_DIR),
             REPOSITORY_ROOT,

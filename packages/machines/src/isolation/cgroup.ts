@@ -56,6 +56,35 @@ export function parseBytes(s: string): number | null | undefined {
   return Math.floor(Number(m[1]) * mult);
 }
 
+/** Limits from their settings (MACHINE_PIDS_MAX, MACHINE_MEMORY_MAX, ...: numbers, sizes or "max"). */
+export function limitsFromSettings(s: {
+  pids: string;
+  memory: string;
+  swap: string;
+  cpuWeight: number;
+  cpus: string;
+}): MachineLimits {
+  const bytes = (name: string, v: string) => {
+    const b = parseBytes(v);
+    if (b === undefined) throw new Error(`${name}: ${v} is not a size (bytes, k/m/g/t suffix) or max`);
+    return b;
+  };
+  const count = (name: string, v: string) => {
+    if (v.trim() === "max") return null;
+    const n = Number(v);
+    if (!(n > 0) || !Number.isFinite(n)) throw new Error(`${name}: ${v} is not a positive number or max`);
+    return n;
+  };
+  const pids = count("pids", s.pids);
+  return {
+    pids: pids === null ? null : Math.floor(pids),
+    memory: bytes("memory", s.memory),
+    swap: bytes("swap", s.swap),
+    cpuWeight: Math.min(10_000, Math.max(1, Math.round(s.cpuWeight))),
+    cpus: count("cpus", s.cpus),
+  };
+}
+
 interface MountEntry {
   root: string;
   mountPoint: string;

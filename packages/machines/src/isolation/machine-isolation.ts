@@ -84,6 +84,9 @@ const UNLIMITED =
 const TOOLS = ["ip", "iptables", "iptables-restore", "nsenter", "unshare", "mount", "umount", "env"] as const;
 const SBIN_PATH = ["/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin"];
 
+/** The host cannot give machines their cgroup (the opt-out is MACHINE_LIMITS=none). */
+class CgroupError extends Error {}
+
 export class MachineIsolation {
   readonly mode: IsolationMode;
   readonly forwarders = new PortForwarders();
@@ -141,8 +144,9 @@ export class MachineIsolation {
       if (missing.length)
         throw new Error(`missing ${missing.join(", ")} (Debian packages iproute2, iptables, util-linux, mount)`);
       await writeFile("/proc/sys/net/ipv4/ip_forward", "1");
-      // machines share /tmp and /dev/shm: links and FIFOs another user planted there are not followed or
-      // opened (the kernel's protected_* settings, as systemd sets them; best effort)
+      // machines share the X sockets' directory (/tmp/.X11-unix; their /tmp, /var/tmp and /dev/shm are
+      // their own): links and FIFOs another user planted in such a directory are not followed or opened
+      // (the kernel's protected_* settings, as systemd sets them; best effort)
       for (const name of ["protected_symlinks", "protected_hardlinks", "protected_regular", "protected_fifos"])
         await writeFile(`/proc/sys/fs/${name}`, "1").catch(() => {});
       this.dns = machineDns(
@@ -155,7 +159,11 @@ export class MachineIsolation {
         dnsServers: this.dns.servers,
       });
       await prepareMountDir();
-      this.cgroups = this.limits ? detectCgroups(this.opts.cgroupParent ?? null) : null;
+      try {
+        this.cgroups = this.limits ? detectCgroups(this.opts.cgroupParent ?? null) : null;
+      } catch (e) {
+        throw new CgroupError(`cgroups: ${e instanceof Error ? e.message : String(e)}`);
+      }
       this.state = { mode: "namespaces", available: true, detail: this.limits ? ISOLATED : UNLIMITED };
     } catch (e) {
       const reason = e instanceof Error ? e.message : String(e);
@@ -184,16 +192,24 @@ export class MachineIsolation {
         ...(this.opts.shmSize ? { shmSize: this.opts.shmSize } : {}),
       });
       const cgroupProcs =
-        this.cgroups && this.limits ? await setupCgroup(this.cgroups, netnsNameOf(user.name), this.limits) : [];
+        this.cgroups && this.limits
+          ? await setupCgroup(this.cgroups, netnsNameOf(user.name), this.limits).catch((e: unknown) => {
+              throw new CgroupError(`the machine's cgroup: ${e instanceof Error ? e.message : String(e)}`);
+            })
+          : [];
       return { netns: net.netnsPath, mntns, ipcns: ipcnsPathOf(user.name), address: net.address, cgroupProcs };
     } catch (e) {
       await this.leave(user.name).catch(() => {});
       const reason = e instanceof Error ? e.message : String(e);
       // readiness reports it until a machine starts isolated again
       this.state = { mode: "namespaces", available: false, detail: `Machine isolation is unavailable: ${reason}` };
+      const optOut =
+        e instanceof CgroupError
+          ? "set MACHINE_LIMITS=none to run machines without resource limits"
+          : "set MACHINE_ISOLATION=none to run machines without isolation";
       throw new CoreError(
         "UPSTREAM_UNAVAILABLE",
-        `The machine cannot start isolated on this host (${reason.slice(0, 600)}). Fix the host, or set MACHINE_ISOLATION=none to run machines without isolation (docs/security.md).`,
+        `The machine cannot start isolated on this host (${reason.slice(0, 600)}). Fix the host, or ${optOut} (docs/security.md).`,
         { retry_after: 60 },
       );
     }
