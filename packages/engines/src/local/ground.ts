@@ -143,7 +143,10 @@ function pickOrdinal(cands: Candidate[], ordinal: number | null): Candidate | un
   const best = cands[0];
   if (!best || ordinal === null) return best;
   const peers = cands
-    .filter((c) => c.match.score >= best.match.score - 0.05)
+    // the same label read a little worse (a red button's text) is still one of them
+    .filter((c) => c.match.score >= Math.max(FOUND_THRESHOLD, best.match.score - 0.2))
+    // one element read by several readings or segments counts once
+    .filter((c, i, all) => !all.slice(0, i).some((o) => Math.hypot(o.point.x - c.point.x, o.point.y - c.point.y) < 6))
     .sort((a, b) => (Math.abs(a.point.y - b.point.y) > 8 ? a.point.y - b.point.y : a.point.x - b.point.x));
   return ordinal === -1 ? peers[peers.length - 1] : peers[ordinal - 1];
 }
@@ -230,7 +233,17 @@ function groundRelative(ctx: GroundingContext, parsed: ParsedDescription): Groun
       `no text matching "${rel.anchor}" is visible`,
     );
   }
-  const a = anchor.bbox;
+  // a control sits beside its whole label, not beside the words of it that were asked for
+  const whole =
+    parsed.role === "checkbox" || parsed.role === "radio"
+      ? ctx.ocr.runs.find((r) => {
+          const c = boxCenter(anchor.bbox);
+          return (
+            c.x >= r.bbox.x && c.x <= r.bbox.x + r.bbox.width && c.y >= r.bbox.y && c.y <= r.bbox.y + r.bbox.height
+          );
+        })?.bbox
+      : undefined;
+  const a = whole ?? anchor.bbox;
   const aConf = anchor.score * anchor.ocrConfidence;
   const role = parsed.role;
   // a control beside the label: checkbox, radio, toggle, icon
