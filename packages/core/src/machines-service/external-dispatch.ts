@@ -1,8 +1,9 @@
 // Owner-side dispatch to an external machine (DECISIONS.md "External machines"): the owner's action is
 // queued as one command for the driver, and the caller waits for its result up to the command's
 // deadline (504 UPSTREAM_TIMEOUT after it). At most one queued or delivered command per machine: a
-// second concurrent dispatch is 409 MACHINE_BUSY. The machine row is locked (SELECT ... FOR UPDATE)
-// while the outstanding check and the insert run, so two API processes cannot both win.
+// second concurrent dispatch is 409 MACHINE_BUSY. The machine row is locked (SELECT ... FOR UPDATE, inside
+// the database function enqueue_machine_command) while the outstanding check and the insert run, so two API
+// processes cannot both win.
 
 import { CoreError, validationError } from "@cua/base/errors";
 import type { Machine, MachineCommand } from "@cua/db/generated";
@@ -107,6 +108,12 @@ export async function dispatchExternal(
   return outcomeOf(await waitForCommand(deps, machine.id, id, deadline, wake));
 }
 
+/**
+ * Queues the command in one round trip: the database function `enqueue_machine_command` (migration
+ * 20261125155410) locks the machine row, checks its status and the frame precondition, expires outstanding
+ * commands past their deadline, refuses when one is still outstanding, and inserts the command with the next
+ * sequence number, all in one transaction that serialises concurrent dispatches of every API process.
+ */
 async function enqueue(
   deps: MachinesDeps,
   machineId: string,
@@ -118,61 +125,43 @@ async function enqueue(
   now: Date,
   opts: DispatchOptions,
 ): Promise<WireCommand> {
-  const machine = { id: machineId };
-  return deps.db.$transaction(async (tx) => {
-    const rows = await tx.$queryRaw<
-      { status: string; fencing_token: number; last_frame_id: string | null; command_seq: number }[]
-    >`SELECT status, fencing_token, last_frame_id, command_seq FROM machines WHERE id = ${machine.id} FOR UPDATE`;
-    const m = rows[0];
-    if (!m) throw new CoreError("MACHINE_NOT_FOUND", "The machine does not exist.");
-    assertMachineStatus(m, ["running"], "an action");
-    if (opts.preconditionFrameId != null && opts.preconditionFrameId !== m.last_frame_id) {
-      throw new CoreError("FRAME_PRECONDITION_FAILED", "precondition_frame_id is not the machine's newest frame.", {
-        last_frame_id: m.last_frame_id,
-      });
-    }
-    // expire what the driver never answered in time, then check for an outstanding command
-    await tx.machineCommand.updateMany({
-      where: { machineId: machine.id, status: { in: [...OUTSTANDING] }, deadline: { lt: now } },
-      data: { status: "expired", completedAt: now },
+  const pre = opts.preconditionFrameId ?? null;
+  const rows = await deps.db.$queryRaw<
+    {
+      outcome: "queued" | "not_found" | "invalid_state" | "precondition_failed" | "busy";
+      machine_status: string | null;
+      fencing_token: number | null;
+      last_frame_id: string | null;
+      seq: number | null;
+    }[]
+  >`SELECT * FROM enqueue_machine_command(${machineId}::text, ${id}::text, ${command}::text,
+      ${JSON.stringify(parameters)}::jsonb, ${capability}::text, ${pre}::text, ${deadline}::timestamptz,
+      ${now}::timestamptz)`;
+  const r = rows[0];
+  if (!r || r.outcome === "not_found") throw new CoreError("MACHINE_NOT_FOUND", "The machine does not exist.");
+  if (r.outcome === "invalid_state")
+    assertMachineStatus({ status: String(r.machine_status) }, ["running"], "an action");
+  if (r.outcome === "precondition_failed") {
+    throw new CoreError("FRAME_PRECONDITION_FAILED", "precondition_frame_id is not the machine's newest frame.", {
+      last_frame_id: r.last_frame_id,
     });
-    const busy = await tx.machineCommand.findFirst({
-      where: { machineId: machine.id, status: { in: [...OUTSTANDING] } },
-      select: { id: true },
+  }
+  if (r.outcome === "busy") {
+    throw new CoreError("MACHINE_BUSY", "The machine already has a command outstanding; retry when it finishes.", {
+      retry_after: 1,
     });
-    if (busy) {
-      throw new CoreError("MACHINE_BUSY", "The machine already has a command outstanding; retry when it finishes.", {
-        retry_after: 1,
-      });
-    }
-    const seq = m.command_seq + 1;
-    await tx.machine.update({ where: { id: machine.id }, data: { commandSeq: seq } });
-    await tx.machineCommand.create({
-      data: {
-        id,
-        machineId: machine.id,
-        seq,
-        command,
-        parameters: parameters as object,
-        capability,
-        fencingToken: m.fencing_token,
-        preconditionFrameId: opts.preconditionFrameId ?? null,
-        deadline,
-        status: "queued",
-      },
-    });
-    return {
-      id,
-      seq,
-      command,
-      parameters,
-      capability,
-      fencing_token: m.fencing_token,
-      precondition_frame_id: opts.preconditionFrameId ?? null,
-      deadline: deadline.toISOString(),
-      protocol_version: PROTOCOL_VERSION,
-    };
-  });
+  }
+  return {
+    id,
+    seq: Number(r.seq),
+    command,
+    parameters,
+    capability,
+    fencing_token: Number(r.fencing_token),
+    precondition_frame_id: pre,
+    deadline: deadline.toISOString(),
+    protocol_version: PROTOCOL_VERSION,
+  };
 }
 
 type Settled = Pick<MachineCommand, "status" | "result"> & { lastFrameId?: string | null };
