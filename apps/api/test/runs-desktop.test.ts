@@ -33,6 +33,13 @@ const FORM = `<!doctype html><html><head><title>Sign up</title></head>
   <button type="submit" style="font-size:22px;padding:10px 28px;background:#1a5fd0;color:#fff;border:0">Submit</button>
 </form></body></html>`;
 
+const NEXT = `<!doctype html><html><head><title>Next</title></head>
+<body style="margin:0;font:22px sans-serif;background:#fff;color:#111">
+<form method="post" action="/submit" style="position:absolute;left:80px;top:60px">
+  <h1 style="font-size:30px">One more step</h1><input type="hidden" name="name" value="next">
+  <button type="submit" style="font-size:22px;padding:10px 28px;background:#1a5fd0;color:#fff;border:0">Continue</button>
+</form></body></html>`;
+
 let s: TestServer;
 let root: string;
 let page: http.Server;
@@ -64,7 +71,7 @@ describe("a live run on a real managed desktop with the local engine", () => {
         return;
       }
       res.writeHead(200, { "content-type": "text/html" });
-      res.end(FORM);
+      res.end(req.url === "/next" ? NEXT : FORM);
     });
     // machines run isolated (docs/security.md) and cannot reach the host's loopback: the page is served
     // from the stand-in internet (isolation/test-internet.ts) through a unix socket
@@ -161,4 +168,55 @@ describe("a live run on a real managed desktop with the local engine", () => {
       await api("DELETE", `/v1/machines/${id}`);
     }
   }, 300_000);
+
+  it("asks for a human when the engine cannot find what the task names (on_awaiting_human pause), and goes on after a resume; fails with the engine's code otherwise (issue 15)", async () => {
+    const acct = await s.account({ credits: 1000 });
+    const api = (method: string, p: string, body?: unknown) => call(s.url, method, p, { key: acct.live_key, body });
+    const prov = await api("POST", "/v1/machines", {
+      display_name: "runs-human",
+      screen_width: 1280,
+      screen_height: 720,
+    });
+    const id = prov.body.machine.id as string;
+    try {
+      await waitFor(
+        "the desktop",
+        () => api("GET", `/v1/machines/${id}`),
+        (r) => r.body.status === "running",
+        60_000,
+      );
+      await api("POST", `/v1/machines/${id}/browser/navigate`, { parameters: { url: `${base}/form` } });
+      const submitted = submissions.length;
+      // the form has no Continue button: with on_awaiting_human fail the run fails with the engine's own code
+      const failing = await api("POST", "/v1/runs", {
+        machine_id: id,
+        task: "click Continue",
+        on_awaiting_human: "fail",
+      });
+      const failed = await waitRun(
+        s,
+        acct.live_key,
+        failing.body.id,
+        ["succeeded", "failed", "awaiting_human"],
+        120_000,
+      );
+      expect(failed.status).toBe("failed");
+      expect(failed.error.code).toBe("ELEMENT_NOT_FOUND");
+      // by default (pause) the run asks for a human, saying why
+      const r = await api("POST", "/v1/runs", { machine_id: id, task: "click Continue" });
+      const paused = await waitRun(s, acct.live_key, r.body.id, ["succeeded", "failed", "awaiting_human"], 120_000);
+      expect(paused.status).toBe("awaiting_human");
+      expect(paused.awaiting_human_reason).toMatch(/^cannot_proceed: .*Continue/);
+      // the human opens the page that has it and resumes: the engine looks again and clicks it
+      await api("POST", `/v1/machines/${id}/browser/navigate`, { parameters: { url: `${base}/next` } });
+      const resumed = await api("POST", `/v1/runs/${r.body.id}/resume`, { note: "opened the next page" });
+      expect(resumed.status).toBeLessThan(300);
+      const done = await waitRun(s, acct.live_key, r.body.id, ["succeeded", "failed", "awaiting_human"], 120_000);
+      expect(done.status).toBe("succeeded");
+      expect(submissions.length).toBe(submitted + 1);
+      expect(submissions.at(-1)!.get("name")).toBe("next");
+    } finally {
+      await api("DELETE", `/v1/machines/${id}`);
+    }
+  }, 400_000);
 });

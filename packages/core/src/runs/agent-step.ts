@@ -531,12 +531,16 @@ export async function runAgentStep(deps: RunsDeps, runId: string): Promise<StepO
       const since = recent.filter((r) => r.step > run.resumedAtStep);
       const stalled = prediction.status === "continue" && isStalled(since, predicted);
       const safety = prediction.safety_checks?.[0];
-      if (stalled || (safety && prediction.status === "continue")) {
+      // an engine that cannot go on but says a human could: a run that may pause asks for one (issue 15)
+      const offer =
+        prediction.status === "fail" && run.onAwaitingHuman === "pause" ? (prediction.needs_human ?? null) : null;
+      if (stalled || (safety && prediction.status === "continue") || offer) {
         await deps.db.runStep.update({
           where: { runId_step: { runId, step: n } },
           data: { ...predicted, phase: "paused" },
         });
         await settleRunReservations(deps, runId, n); // the step did not complete: its hold is released
+        if (offer) return needHuman(deps, runId, offer.reason.slice(0, 500), prediction.reasoning);
         return stalled
           ? needHuman(
               deps,

@@ -90,7 +90,8 @@ function verifyPrevious(
     },
   });
   if (r.fatal) return failPlan(`Not done: ${r.why}.`);
-  if (check.k === "change" && check.w < 2) {
+  // a click's effect may take a page load; typed text a busy machine's next frame
+  if ((check.k === "change" && check.w < 2) || (check.k === "typed" && check.w < 1)) {
     const seconds = check.w + 1;
     return {
       kind: "plan",
