@@ -82,18 +82,19 @@ export async function pollCommands(deps: MachinesDeps, machine: Machine, q: Poll
   for (;;) {
     const wake = deps.machines.signals.arm(machine.id, "commands");
     const now = deps.clock.now();
-    // expire what is past its deadline, and read what is not (one round trip: both at once)
-    const [, rows] = await Promise.all([
-      deps.db.machineCommand.updateMany({
+    // one read; a row past its deadline (rare: the dispatcher expires its own) is marked expired, not delivered
+    const found = await deps.db.machineCommand.findMany({
+      where: { machineId: machine.id, status: { in: [...OUTSTANDING] }, seq: { gt: after } },
+      orderBy: { seq: "asc" },
+      take: limit,
+    });
+    const rows = found.filter((c) => c.deadline >= now);
+    if (rows.length < found.length) {
+      await deps.db.machineCommand.updateMany({
         where: { machineId: machine.id, status: { in: [...OUTSTANDING] }, deadline: { lt: now } },
         data: { status: "expired", completedAt: now },
-      }),
-      deps.db.machineCommand.findMany({
-        where: { machineId: machine.id, status: { in: [...OUTSTANDING] }, seq: { gt: after }, deadline: { gte: now } },
-        orderBy: { seq: "asc" },
-        take: limit,
-      }),
-    ]);
+      });
+    }
     const remaining = until - Date.now();
     if (rows.length > 0 || remaining <= 0 || signal?.aborted || deps.machines.isClosed) {
       wake.cancel();
