@@ -72,3 +72,32 @@ test("validation problems are shown at their step; saving a definition makes a n
   await expect(page.getByTestId("versions")).toContainText("version 2");
   await expect(page.getByTestId("versions")).toContainText("version 1");
 });
+
+test("a task step whose task run waits for a human: the workflow run shows it and the answer resumes the task run", async ({
+  page,
+}) => {
+  await signUp(page);
+  await testMachine(page, "sandbox");
+  await page.goto("/workflows");
+  const form = page.getByRole("form", { name: "Create a workflow" });
+  await form.getByLabel("Name").fill("Needs a hand");
+  await form
+    .getByLabel("Definition (JSON)")
+    .fill(JSON.stringify({ steps: [{ id: "file", type: "task", task: "File the report #steps=2 #human" }] }));
+  await form.getByRole("button", { name: "Create workflow" }).click();
+  await expect(page.getByRole("heading", { name: "Needs a hand", level: 1 })).toBeVisible();
+  await page.getByRole("form", { name: "Start a workflow run" }).getByRole("button", { name: "Start run" }).click();
+
+  const waiting = page.getByRole("region", { name: "The task run of step file is waiting for a human" });
+  await expect(waiting).toBeVisible({ timeout: 30_000 });
+  await expect(page.getByTestId("run-status")).toContainText("awaiting human");
+  await expect(page.getByTestId("approval-reason")).toHaveText("Reason: human_requested");
+  await expect(page.getByTestId("step-file")).toHaveAttribute("data-status", "awaiting_human");
+  await expect(waiting.getByTestId("awaiting-task-run")).toHaveAttribute("href", /^\/runs\/run_test_[0-9a-f]+$/);
+
+  await waiting.getByLabel("Note (optional)").fill("the printer is back");
+  await waiting.getByRole("button", { name: "Approve" }).click();
+  await expect(waiting).toBeHidden();
+  await expect(page.getByTestId("run-status")).toContainText("succeeded", { timeout: 30_000 });
+  await expect(page.getByTestId("step-file")).toHaveAttribute("data-status", "succeeded");
+});

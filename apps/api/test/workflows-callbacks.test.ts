@@ -1,9 +1,10 @@
 // Workflow run callbacks (docs/workflows.md "Callbacks"; shaped and signed like task-run callbacks, SPEC.md
-// "Events" 2, DECISIONS.md "Runs"): workflow.awaiting_human when an approval opens, then the terminal event;
+// "Events" 2, DECISIONS.md "Runs"): workflow.awaiting_human when an approval opens or a task step's task run
+// waits for a human, then the terminal event;
 // signed with the run's webhook_secret, a delivery id stable across attempts, at most three attempts.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { call, startTestServer, type TestServer } from "./helpers.ts";
-import { callbackReceiver, verify, waitFor } from "./runs-helpers.ts";
+import { callbackReceiver, testMachine, verify, waitFor } from "./runs-helpers.ts";
 
 let s: TestServer;
 let acct: Awaited<ReturnType<TestServer["account"]>>;
@@ -118,5 +119,41 @@ describe("workflow callbacks", () => {
       async () => of(c.body.id).map((x) => x.json.event),
       (e) => e.includes("workflow.cancelled"),
     );
+  });
+
+  it("a task step whose task run waits for a human: workflow.awaiting_human with the task run's reason, at once", async () => {
+    const machine = await testMachine(s, acct.test_key);
+    const r = await req("POST", "/v1/workflows/runs", {
+      definition: { steps: [{ id: "file", type: "task", task: "file it #steps=1 #human" }] },
+      machine_id: machine,
+      webhook_url: hook.url,
+    });
+    expect(r.status).toBe(201);
+    const { id, webhook_secret: secret } = r.body;
+    // sent when the task run pauses (not only by the sweeper a minute later)
+    await waitFor(
+      "awaiting_human callback",
+      async () => of(id).length,
+      (n) => n >= 1,
+      10_000,
+    );
+    const first = of(id)[0]!;
+    const run = (await req("GET", `/v1/workflows/runs/${id}`)).body;
+    expect(first.json).toMatchObject({
+      event: "workflow.awaiting_human",
+      workflow_run_id: id,
+      status: "awaiting_human",
+      reason: "human_requested",
+      step_id: "file",
+      data: { workflow_run: { id, status: "awaiting_human", awaiting_run_id: run.awaiting_run_id } },
+    });
+    expect(verify(secret, first.body, String(first.headers["service-signature"]))).toBe(true);
+    await req("POST", `/v1/workflows/runs/${id}/resume`, { approved: true });
+    await waitFor(
+      "succeeded callback",
+      async () => of(id).map((x) => x.json.event),
+      (e) => e.includes("workflow.succeeded"),
+    );
+    expect(of(id).filter((x) => x.json.event === "workflow.awaiting_human")).toHaveLength(1);
   });
 });

@@ -3,12 +3,11 @@
 // others get 409 RESUME_CONFLICT (DECISIONS "Precise answers"): the transition is conditional on the
 // resume count the request read, so only the first writer matches.
 import { CoreError } from "@cua/base/errors";
+import { childLeftHumanWaitInTx } from "../workflows/child-runs.ts";
 import { loadRun, type RunPrincipal, runRecord } from "./get-run.ts";
 import type { RunsDeps } from "./ports.ts";
 import type { RunRecord } from "./run-record.ts";
 import { appendEvents, applyEffects, newEffects } from "./transitions.ts";
-
-export const RESUME_NOTE_MAX_CHARS = 10_000;
 
 export async function resumeRun(
   deps: RunsDeps,
@@ -50,6 +49,8 @@ export async function resumeRun(
       ],
       fx,
     );
+    // a task step's run: its workflow run stops waiting on it (workflows/child-runs.ts)
+    await childLeftHumanWaitInTx(tx, seen, { note });
     return tx.run.findUniqueOrThrow({ where: { id: runId } });
   });
   if (!after) {

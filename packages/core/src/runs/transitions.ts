@@ -5,6 +5,8 @@
 // and event streams in this process are woken.
 import type { Tx } from "@cua/db/client";
 import type { Run } from "@cua/db/generated";
+import { childAwaitingHumanInTx, childLeftHumanWaitInTx, workflowOf } from "../workflows/child-runs.ts";
+import type { WorkflowsPort } from "../workflows/ports.ts";
 import { queueCallback } from "./callbacks.ts";
 import type { RunsDeps } from "./ports.ts";
 import { ACTIVE_STATUSES, type RunError, type RunStatus, runResultOf, toRunRecord } from "./run-record.ts";
@@ -20,11 +22,19 @@ export interface EventFrame {
 export interface Effects {
   runId: string;
   deliveries: string[];
+  /** callbacks of the workflow run this run is a task step of (workflows/child-runs.ts) */
+  workflowDeliveries: string[];
   settle: boolean;
   notify: boolean;
 }
 
-export const newEffects = (runId: string): Effects => ({ runId, deliveries: [], settle: false, notify: false });
+export const newEffects = (runId: string): Effects => ({
+  runId,
+  deliveries: [],
+  workflowDeliveries: [],
+  settle: false,
+  notify: false,
+});
 
 export async function lockRun(tx: Tx, runId: string): Promise<Run | null> {
   await tx.$queryRaw`SELECT 1 FROM runs WHERE id = ${runId} FOR UPDATE`;
@@ -88,6 +98,8 @@ export async function finishInTx(
   const d = await queueCallback(tx, after, `run.${to}`, `run.${to}`, now);
   if (d) fx.deliveries.push(d);
   fx.settle = true;
+  // a task step's run that ended while it waited for a human: its workflow run stops waiting on it
+  if (workflowOf(run)) await childLeftHumanWaitInTx(tx, run, null);
   return after;
 }
 
@@ -116,6 +128,9 @@ export async function pauseInTx(tx: Tx, run: Run, reason: string, fx: Effects, n
   // best-effort callback, one per pause
   const d = await queueCallback(tx, after, "run.awaiting_human", `run.awaiting_human#${after.resumeCount + 1}`, now);
   if (d) fx.deliveries.push(d);
+  // a task step's run: its workflow run waits for the human too
+  const wd = await childAwaitingHumanInTx(tx, after, reason, now);
+  if (wd) fx.workflowDeliveries.push(wd);
   return after;
 }
 
@@ -133,6 +148,15 @@ export async function applyEffects(deps: RunsDeps, fx: Effects): Promise<void> {
     } catch (e) {
       // the sweeper re-sends it (event ids make that idempotent)
       deps.logger.warn("run callback not queued", { delivery_id: id, err: String(e) });
+    }
+  }
+  const workflows = (deps as RunsDeps & { workflows?: WorkflowsPort }).workflows;
+  for (const id of fx.workflowDeliveries) {
+    try {
+      await workflows?.jobs.callback(id);
+    } catch (e) {
+      // the workflow sweeper re-sends deliveries not yet attempted
+      deps.logger.warn("workflow callback not queued", { delivery_id: id, err: String(e) });
     }
   }
   if (fx.notify) deps.runEvents?.notify(fx.runId);

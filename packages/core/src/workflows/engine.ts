@@ -325,7 +325,17 @@ export async function checkTaskStep(
   };
   const childError = child.error as { code?: string; message?: string } | null;
   let fail: RunFailure | null = null;
-  if (child.status !== "succeeded") {
+  // the answer to the task run's wait for a human was "rejected" (resume with approved: false, child-runs.ts)
+  const step = await deps.db.workflowRunStep.findUnique({ where: { runId_stepId: { runId, stepId: m.stepId } } });
+  const decision =
+    step?.childRunId === childRunId ? (step.decision as { approved?: boolean; note?: string } | null) : null;
+  if (child.status !== "succeeded" && decision?.approved === false) {
+    fail = {
+      code: "APPROVAL_REJECTED",
+      message: `task step "${m.stepId}" was rejected while its run waited for a human${decision.note ? `: ${decision.note}` : ""}`,
+      step_id: m.stepId,
+    };
+  } else if (child.status !== "succeeded") {
     const budget = childError?.code === "BUDGET_EXCEEDED";
     const overDeadline = deps.clock.now() >= run.deadlineAt;
     fail = {

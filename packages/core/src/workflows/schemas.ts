@@ -209,8 +209,18 @@ export const WorkflowRunRecordSchema = z
       .describe(
         "why the run failed: GUARD_EXCEEDED, ASSERTION_FAILED, STEP_FAILED, WORKFLOW_FAILED, APPROVAL_REJECTED, APPROVAL_TIMEOUT",
       ),
-    awaiting_human_reason: z.string().nullable().describe("the pending human_approval's message"),
-    awaiting_step_id: z.string().nullable().describe("the pending human_approval step"),
+    awaiting_human_reason: z
+      .string()
+      .nullable()
+      .describe("the pending human_approval's message, or the reason of the task step's run that waits for a human"),
+    awaiting_step_id: z
+      .string()
+      .nullable()
+      .describe("the step that waits: a human_approval, or a task step whose task run waits for a human"),
+    awaiting_run_id: z
+      .string()
+      .nullable()
+      .describe("the task run that waits for a human when the waiting step is a task step (else null)"),
     iterations_used: z.number().int().describe("loop iterations plus retry attempts so far"),
     max_iterations: z.number().int().describe("guard"),
     spent_cents: z.number().int().describe("cost of the task runs so far"),

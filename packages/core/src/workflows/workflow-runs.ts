@@ -15,6 +15,7 @@ import { loadMachine } from "../machines-service/record.ts";
 import { invalidStatusFilter, type ListBody, listBody, parseListLimit } from "../operations/list.ts";
 import { checkCallbackUrl } from "../runs/callbacks.ts";
 import { cancelRun } from "../runs/cancel-run.ts";
+import { resumeRun } from "../runs/resume-run.ts";
 import { isTerminal } from "../runs/run-record.ts";
 import { newWebhookSecret, sealRunSecret } from "../runs/run-secrets.ts";
 import { queueWorkflowCallback } from "./callbacks.ts";
@@ -187,6 +188,7 @@ export interface WorkflowRunRecord {
   error: { code: string; message: string } | null;
   awaiting_human_reason: string | null;
   awaiting_step_id: string | null;
+  awaiting_run_id: string | null;
   iterations_used: number;
   max_iterations: number;
   spent_cents: number;
@@ -237,6 +239,11 @@ export function toWorkflowRunRecord(
     error: (r.error as { code: string; message: string } | null) ?? null,
     awaiting_human_reason: r.awaitingHumanReason,
     awaiting_step_id: r.awaitingStepId,
+    // the task run that waits for a human when the wait is a task step's (child-runs.ts), else null
+    awaiting_run_id:
+      r.status === "awaiting_human" && r.awaitingStepId
+        ? (steps.find((x) => x.id === r.awaitingStepId && x.type === "task")?.run_id ?? null)
+        : null,
     iterations_used: r.iterationsUsed,
     max_iterations: r.maxIterations,
     spent_cents: r.spentCents,
@@ -406,6 +413,47 @@ export async function cancelWorkflowRun(deps: WorkflowsDeps, p: Principal, id: s
 }
 
 /**
+ * The workflow run waits because its task step's task run waits for a human (child-runs.ts): the answer goes
+ * to that task run. approved: it is resumed with the note (POST /v1/runs/{id}/resume; its transaction moves
+ * the workflow run back to running). Rejected: the decision is kept on the step and the task run is
+ * cancelled; the step then fails with APPROVAL_REJECTED (engine.ts checkTaskStep). Racing answers: the task
+ * run's own rules (409 RESUME_CONFLICT or NOT_AWAITING_HUMAN).
+ */
+async function answerTaskStep(
+  deps: WorkflowsDeps,
+  run: WorkflowRun,
+  stepId: string,
+  childRunId: string,
+  approved: boolean,
+  note: string | null,
+): Promise<void> {
+  const principal = { accountId: run.accountId, mode: run.mode };
+  if (approved) {
+    await resumeRun(deps, principal, childRunId, note);
+    return;
+  }
+  const child = await deps.db.run.findUnique({ where: { id: childRunId }, select: { status: true } });
+  if (child?.status !== "awaiting_human")
+    throw new CoreError("NOT_AWAITING_HUMAN", `The task run of step "${stepId}" is ${child?.status ?? "gone"}.`, {
+      current_state: run.status,
+      allowed_from: ["awaiting_human"],
+    });
+  await deps.db.workflowRunStep.updateMany({
+    where: { runId: run.id, stepId, childRunId },
+    data: { decision: { approved: false, note } },
+  });
+  try {
+    await cancelRun(deps, principal, childRunId);
+  } catch (e) {
+    if (e instanceof CoreError && e.code === "INVALID_STATE")
+      throw new CoreError("RESUME_CONFLICT", "The task run ended before the answer arrived.", {
+        current_state: run.status,
+      });
+    throw e;
+  }
+}
+
+/**
  * POST /v1/workflows/runs/{id}/resume {approved, note?}: answers the pending human_approval (awaiting_human
  * -> running). `approved: false` rejects it: the run then fails with APPROVAL_REJECTED. Another state: 409
  * NOT_AWAITING_HUMAN; of racing answers one wins and the others get 409 RESUME_CONFLICT.
@@ -425,6 +473,11 @@ export async function resumeWorkflowRun(
     });
   if (seen.status !== "awaiting_human" || !seen.awaitingStepId) throw notAwaiting(seen.status);
   const stepId = seen.awaitingStepId;
+  const waiting = await deps.db.workflowRunStep.findUnique({ where: { runId_stepId: { runId: id, stepId } } });
+  if (waiting?.type === "task" && waiting.childRunId) {
+    await answerTaskStep(deps, seen, stepId, waiting.childRunId, approved, note);
+    return workflowRunRecord(deps, await loadWorkflowRun(deps, p, id));
+  }
   const after = await deps.db.$transaction(async (tx) => {
     const upd = await tx.workflowRun.updateMany({
       where: { id, status: "awaiting_human", resumeCount: seen.resumeCount },

@@ -16,7 +16,22 @@ import { useTRPC } from "../../../../../lib/trpc.ts";
 
 const TERMINAL = ["succeeded", "failed", "cancelled", "timed_out"];
 
-function ApprovalPanel({ id, stepId, reason }: { id: string; stepId: string | null; reason: string | null }) {
+/**
+ * The run waits for a human: a human_approval step, or a task step whose task run waits (awaiting_run_id).
+ * Both are answered with console.workflows.resumeRun; for a task step it resumes the task run with the note
+ * (or, rejected, cancels it and the step fails with APPROVAL_REJECTED; docs/workflows.md).
+ */
+function ApprovalPanel({
+  id,
+  stepId,
+  reason,
+  taskRunId,
+}: {
+  id: string;
+  stepId: string | null;
+  reason: string | null;
+  taskRunId: string | null;
+}) {
   const trpc = useTRPC();
   const qc = useQueryClient();
   const [note, setNote] = useState("");
@@ -28,11 +43,22 @@ function ApprovalPanel({ id, stepId, reason }: { id: string; stepId: string | nu
       className="rounded-lg border-2 border-amber-400 bg-amber-50 p-4 dark:bg-amber-950"
     >
       <h2 id="approval-title" className="font-semibold text-amber-900 dark:text-amber-100">
-        Approval needed{stepId ? ` (step ${stepId})` : ""}
+        {taskRunId
+          ? `The task run of step ${stepId ?? "?"} is waiting for a human`
+          : `Approval needed${stepId ? ` (step ${stepId})` : ""}`}
       </h2>
       <p className="mt-1 text-sm text-amber-900 dark:text-amber-100" data-testid="approval-reason">
-        {reason ?? "No message."}
+        {taskRunId ? `Reason: ${reason ?? "not given"}` : (reason ?? "No message.")}
       </p>
+      {taskRunId && (
+        <p className="mt-1 text-sm text-amber-900 dark:text-amber-100">
+          Approve resumes the task run with your note; Reject cancels it and fails the workflow run. Or open{" "}
+          <Link className="underline" href={`/runs/${taskRunId}`} data-testid="awaiting-task-run">
+            the task run {taskRunId}
+          </Link>
+          .
+        </p>
+      )}
       <div className="mt-3 space-y-3">
         <Field label="Note (optional)">
           <textarea
@@ -119,7 +145,12 @@ export function WorkflowRunView({ id }: { id: string }) {
       <div className="space-y-6">
         {cancel.error && <ErrorBox message={friendlyMessage(cancel.error)} code={errorInfo(cancel.error).code} />}
         {r.status === "awaiting_human" && (
-          <ApprovalPanel id={id} stepId={r.awaiting_step_id} reason={r.awaiting_human_reason} />
+          <ApprovalPanel
+            id={id}
+            stepId={r.awaiting_step_id}
+            reason={r.awaiting_human_reason}
+            taskRunId={r.awaiting_run_id}
+          />
         )}
         {terminal && (
           <div
