@@ -56,11 +56,29 @@ function driverEnv(): NodeJS.ProcessEnv {
   } as unknown as NodeJS.ProcessEnv;
 }
 
+/**
+ * The driver itself as the child (node --import tsx, not the tsx CLI): the CLI is a launcher whose SIGKILL
+ * leaves the real driver running, so "killed mid-command" would race an orphan that finishes the command.
+ */
 function startDriver(): ChildProcess {
   const child = spawn(
-    TSX,
-    [MAIN, "run", "--state", stateFile, "--home", home, "--poll-wait", "5", "--devtools-port", String(devtoolsPort)],
+    process.execPath,
+    [
+      "--import",
+      "tsx",
+      MAIN,
+      "run",
+      "--state",
+      stateFile,
+      "--home",
+      home,
+      "--poll-wait",
+      "5",
+      "--devtools-port",
+      String(devtoolsPort),
+    ],
     {
+      cwd: REPO_ROOT,
       env: driverEnv(),
       stdio: ["ignore", "pipe", "pipe"],
     },
