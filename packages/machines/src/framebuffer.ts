@@ -9,7 +9,7 @@
 // The reader does not synchronise with the X server: a frame read while a client draws can mix the old
 // and new contents of the region being drawn (an X GetImage would wait for the draw to finish).
 
-import { closeSync, constants as fsc, fstatSync, openSync, read } from "node:fs";
+import { closeSync, constants as fsc, fstatSync, openSync, read, readSync } from "node:fs";
 import { promisify } from "node:util";
 import zlib from "node:zlib";
 
@@ -46,7 +46,9 @@ export function parseXwd(header: Buffer): XwdLayout | null {
   // version 7, ZPixmap, depth 24, 32 bpp, TrueColor (4) or DirectColor (5)
   if (version !== 7 || format !== 2 || depth !== 24 || bitsPerPixel !== 32) return null;
   if (visualClass !== 4 && visualClass !== 5) return null;
-  if (width < 1 || height < 1 || width > 16_384 || height > 16_384 || bytesPerLine < width * 4) return null;
+  // the header is the user's to write (the file is theirs): no row longer than the pixels and a little padding
+  if (width < 1 || height < 1 || width > 16_384 || height > 16_384) return null;
+  if (bytesPerLine < width * 4 || bytesPerLine > width * 4 + 64) return null;
   if (headerSize < XWD_HEADER_MIN || headerSize > 4096 || ncolors > 65_536) return null;
   // where each 8-bit channel sits in the pixel's bytes (byteOrder 0: least significant byte first)
   const index = (mask: number): number => {
@@ -87,9 +89,10 @@ function readAt(fd: number, buf: Buffer, offset: number): Promise<number> {
 }
 
 /**
- * Reads the framebuffer file of a machine's Xvfb: no symlinks, a regular file owned by `uid`, exactly the
- * size its header announces and `expected` pixels wide and high. Throws otherwise. Opening and checking
- * are synchronous (microseconds); the read of the pixels runs on libuv's thread pool.
+ * Reads the framebuffer file of a machine's Xvfb: no symlinks, a regular file owned by `uid`, whose header
+ * announces `expected` pixels wide and high and which holds at least what the header announces. Throws
+ * otherwise. Only the announced size is read (the user may grow the file; the service reads no more).
+ * Opening, checking and the header are synchronous (microseconds); the pixels are read on libuv's pool.
  */
 export async function readFramebuffer(
   file: string,
@@ -101,20 +104,19 @@ export async function readFramebuffer(
   try {
     const st = fstatSync(fd);
     if (!st.isFile() || st.uid !== uid) throw new Error("the framebuffer is not the machine's regular file");
-    if (st.size < XWD_HEADER_MIN || st.size > 16_384 * 16_384 * 4 + 1_000_000)
-      throw new Error("the framebuffer file has an impossible size");
-    // one read of the whole file (the header's size is known only after reading it, the file's size is not)
-    data = borrow(st.size);
+    const header = Buffer.alloc(4096);
+    const layout = parseXwd(header.subarray(0, readSync(fd, header, 0, header.length, 0)));
+    if (!layout) throw new Error("the framebuffer is not a 24-bit XWD image");
+    if (layout.width !== expected.width || layout.height !== expected.height)
+      throw new Error(`the framebuffer is ${layout.width}x${layout.height}, not ${expected.width}x${expected.height}`);
+    if (st.size < layout.fileSize) throw new Error("the framebuffer file is shorter than its header says");
+    data = borrow(layout.fileSize);
     let got = 0;
     while (got < data.length) {
       const n = await readAt(fd, data, got);
       if (n === 0) break;
       got += n;
     }
-    const layout = parseXwd(data.subarray(0, Math.min(got, 4096)));
-    if (!layout) throw new Error("the framebuffer is not a 24-bit XWD image");
-    if (layout.width !== expected.width || layout.height !== expected.height)
-      throw new Error(`the framebuffer is ${layout.width}x${layout.height}, not ${expected.width}x${expected.height}`);
     if (got < layout.fileSize) throw new Error("the framebuffer file is shorter than its header says");
     const frame = data;
     data = null;

@@ -94,6 +94,9 @@ describe("framebuffer screenshots", () => {
     const bad = Buffer.from(file);
     bad.writeUInt32BE(16, 11 * 4); // 16 bits per pixel
     expect(parseXwd(bad)).toBeNull();
+    const wide = Buffer.from(file);
+    wide.writeUInt32BE(0x7fffffff, 12 * 4); // bytes per line: a header asking for gigabytes
+    expect(parseXwd(wide)).toBeNull();
     const p = path.join(dir, "Xvfb_screen0");
     await writeFile(p, file);
     const uid = process.getuid?.() ?? 0;
@@ -102,6 +105,11 @@ describe("framebuffer screenshots", () => {
     frame.release();
     await expect(readFramebuffer(p, uid, { width: 16, height: 4 })).rejects.toThrow(/8x4/);
     await expect(readFramebuffer(p, uid + 1, { width: 8, height: 4 })).rejects.toThrow(/regular file/);
+    // a file grown past what its header announces: only the announced bytes are read
+    await writeFile(p, Buffer.concat([file, Buffer.alloc(1 << 20, 7)]));
+    const grown = await readFramebuffer(p, uid, { width: 8, height: 4 });
+    expect(grown.data.length).toBe(file.length);
+    grown.release();
     await writeFile(p, file.subarray(0, file.length - 10));
     await expect(readFramebuffer(p, uid, { width: 8, height: 4 })).rejects.toThrow(/shorter/);
     const link = path.join(dir, "link");
