@@ -367,22 +367,28 @@ export function looksLikeDropdown(img: RgbaImage, box: Box): boolean {
   const cy = Math.round(box.y + box.height / 2);
   if (box.width < 60 || box.height < 12) return false;
   const bg = lumAt(img, clampX(img, right - 40), clampY(img, box.y + 5));
-  const dark = (x0: number, x1: number) => {
+  const ink = (x: number, y: number) => Math.abs(lumAt(img, clampX(img, x), clampY(img, y)) - bg) > 70;
+  // ink in the band around the middle row, leaving out vertical lines (the box's own border, a button's edge)
+  const mark = (x0: number, x1: number) => {
     let n = 0;
     let minX = Number.POSITIVE_INFINITY;
     let maxX = Number.NEGATIVE_INFINITY;
-    for (let y = cy - 5; y <= cy + 5; y++) {
-      for (let x = x0; x <= x1; x++) {
-        if (Math.abs(lumAt(img, clampX(img, x), clampY(img, y)) - bg) > 70) {
-          n++;
-          minX = Math.min(minX, x);
-          maxX = Math.max(maxX, x);
-        }
+    const rows = new Set<number>();
+    for (let x = x0; x <= x1; x++) {
+      let col = 0;
+      for (let y = cy - 5; y <= cy + 5; y++) if (ink(x, y)) col++;
+      if (col === 0 || col >= 9) continue;
+      for (let y = cy - 5; y <= cy + 5; y++) {
+        if (!ink(x, y)) continue;
+        n++;
+        rows.add(y);
+        minX = Math.min(minX, x);
+        maxX = Math.max(maxX, x);
       }
     }
-    return { n, span: n ? maxX - minX + 1 : 0 };
+    return { n, span: n ? maxX - minX + 1 : 0, rows: rows.size };
   };
-  const arrow = dark(right - 30, right - 5);
-  const gap = dark(right - 60, right - 33);
-  return arrow.n >= 5 && arrow.span <= 16 && gap.n <= 2;
+  const arrow = mark(right - 30, right - 5);
+  const gap = mark(right - 60, right - 33);
+  return arrow.n >= 5 && arrow.span >= 5 && arrow.span <= 16 && arrow.rows <= 8 && gap.n <= 2;
 }
