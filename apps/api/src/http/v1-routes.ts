@@ -161,19 +161,32 @@ function queryInput(c: CompiledOperation, query: unknown): Record<string, unknow
   return out;
 }
 
-/** The raw path parameters of a request matched by the operation's own route. */
-function routeParams(c: CompiledOperation, url: string): Record<string, string> | undefined {
-  if (c.params.length === 0) return undefined;
+// A path the WHATWG URL parser leaves as it is: printable ASCII without " # < > ? ` { } \ (which it would
+// percent-encode or turn into "/"), and no "." or ".." segment (also spelled %2e), which it would resolve.
+const URL_CLEAN = /^[\x21\x24-\x3b\x3d\x40-\x5b\x5d-\x5f\x61-\x7a\x7c\x7e]*$/;
+const DOT_SEGMENT = /\/(?:\.|%2e){1,2}(?:\/|$)/i;
+
+/** The raw path parameters of a request matched by the operation's own route; null when the path needs the
+ * URL parser's normalisation or a parameter is empty (then the catch-all's matching decides, as before). */
+function routeParams(c: CompiledOperation, url: string): Record<string, string> | null {
   const q = url.indexOf("?");
-  const parts = (q < 0 ? url : url.slice(0, q)).split("/");
+  const path = q < 0 ? url : url.slice(0, q);
+  if (!URL_CLEAN.test(path) || DOT_SEGMENT.test(path)) return null;
   const out: Record<string, string> = {};
-  for (let i = 0; i < c.params.length; i++) out[c.params[i]!] = parts[c.segments[i]!] ?? "";
+  if (c.params.length === 0) return out;
+  const parts = path.split("/");
+  for (let i = 0; i < c.params.length; i++) {
+    const v = parts[c.segments[i]!];
+    if (!v) return null;
+    out[c.params[i]!] = v;
+  }
   return out;
 }
 
-function rawInput(c: CompiledOperation, req: FastifyRequest, params: Record<string, string> | undefined): unknown {
+function rawInput(c: CompiledOperation, req: FastifyRequest, params: Record<string, string>): unknown {
   if (c.voidInput) return undefined;
-  return Object.assign(c.body ? Object.assign({}, req.body) : queryInput(c, req.query), params);
+  // spread, not assignment: a body's own "__proto__" field stays a field (and is refused as unknown)
+  return c.body ? { ...(req.body as object), ...params } : { ...queryInput(c, req.query), ...params };
 }
 
 /** zod's synchronous parse, or its async one when the schema has async refinements. */
@@ -266,7 +279,7 @@ async function serve(
   c: CompiledOperation,
   req: FastifyRequest,
   reply: FastifyReply,
-  params: Record<string, string> | undefined,
+  params: Record<string, string>,
 ) {
   if (c.sse && (req.headers.accept ?? "").includes("text/event-stream")) {
     const ctx = operationCtx(deps, req, c);
@@ -300,30 +313,31 @@ export function registerV1Routes(
   deps: AppDeps,
   opts: { servedElsewhere?: (op: AnyOperation) => boolean } = {},
 ): void {
+  // trpc-to-openapi's matching: the URL parser's path (dot segments resolved, some characters encoded), one
+  // slash trimmed at each end, then the first operation of the method whose path matches, ignoring case
+  const matchAny = (req: FastifyRequest, reply: FastifyReply) => {
+    const rest = req.url.replace("/v1", "");
+    const path = `/${new URL(`http://127.0.0.1${rest}`).pathname.replace(/^\/|\/$/g, "")}`;
+    for (const c of v1Operations) {
+      if (c.op.method !== req.method) continue;
+      const m = c.re.exec(path);
+      if (m) return serve(deps, c, req, reply, { ...m.groups });
+    }
+    return sendBareError(deps, req, reply, new CoreError("NOT_FOUND", "No such route."));
+  };
   for (const c of v1Operations) {
     if (opts.servedElsewhere?.(c.op)) continue;
     app.route({
       method: c.op.method,
       url: c.url,
       exposeHeadRoute: false,
-      handler: (req, reply) => serve(deps, c, req, reply, routeParams(c, req.url)),
+      handler: (req, reply) => {
+        const params = routeParams(c, req.url);
+        return params ? serve(deps, c, req, reply, params) : matchAny(req, reply);
+      },
     });
   }
-  app.route({
-    method: [...V1_METHODS],
-    url: "/v1/*",
-    exposeHeadRoute: false,
-    handler: (req, reply) => {
-      const q = req.url.indexOf("?");
-      const path = `/${(q < 0 ? req.url : req.url.slice(0, q)).replace("/v1", "").replace(/^\/|\/$/g, "")}`;
-      for (const c of v1Operations) {
-        if (c.op.method !== req.method) continue;
-        const m = c.re.exec(path);
-        if (m) return serve(deps, c, req, reply, m.groups ? { ...m.groups } : undefined);
-      }
-      return sendBareError(deps, req, reply, new CoreError("NOT_FOUND", "No such route."));
-    },
-  });
+  app.route({ method: [...V1_METHODS], url: "/v1/*", exposeHeadRoute: false, handler: matchAny });
   // trpc-to-openapi answered HEAD on any /v1 path with an empty 204 (a warm-up probe)
   app.head("/v1/*", (_req, reply) => reply.code(204).header("content-type", JSON_TYPE).send());
 }
