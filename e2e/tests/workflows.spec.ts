@@ -94,6 +94,12 @@ test("a task step whose task run waits for a human: the workflow run shows it an
   await expect(page.getByTestId("approval-reason")).toHaveText("Reason: human_requested");
   await expect(page.getByTestId("step-file")).toHaveAttribute("data-status", "awaiting_human");
   await expect(waiting.getByTestId("awaiting-task-run")).toHaveAttribute("href", /^\/runs\/run_test_[0-9a-f]+$/);
+  // the task run's page waits too and links back to its workflow run
+  await waiting.getByTestId("awaiting-task-run").click();
+  await expect(page.getByRole("heading", { name: "Run", level: 1 })).toBeVisible();
+  await expect(page.getByTestId("awaiting-reason")).toContainText("human_requested");
+  await page.getByTestId("workflow-run-link").click();
+  await expect(waiting).toBeVisible();
 
   await waiting.getByLabel("Note (optional)").fill("the printer is back");
   await waiting.getByRole("button", { name: "Approve" }).click();

@@ -148,6 +148,16 @@ export function RunView({ id }: { id: string }) {
             <Link className="text-indigo-700 underline dark:text-indigo-300" href={`/machines/${r.machine_id}`}>
               machine
             </Link>
+            {/* a workflow's task step: its workflow run waits and resumes with it (docs/workflows.md) */}
+            {r.metadata?.workflow_run_id && (
+              <Link
+                className="text-indigo-700 underline dark:text-indigo-300"
+                href={`/workflows/runs/${r.metadata.workflow_run_id}`}
+                data-testid="workflow-run-link"
+              >
+                step {r.metadata.workflow_step_id ?? "?"} of a workflow run
+              </Link>
+            )}
           </span>
         }
         actions={
