@@ -4,7 +4,7 @@
 // every attempt fails, while the same desktop is still driven (navigate, click, screenshot) and reaches
 // a page on the stand-in internet (isolation/test-internet.ts).
 
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { chmod, mkdir, mkdtemp, rm, stat, writeFile } from "node:fs/promises";
 import http from "node:http";
 import os from "node:os";
@@ -169,24 +169,29 @@ describe("a live machine cannot reach the service (SPEC Machines; issue 10 failu
       // files in /tmp and /dev/shm are the machine's own
       await term("echo mine > /tmp/cua-note && echo mine > /dev/shm/cua-note && echo written");
       expect(await term("cat /tmp/cua-note /dev/shm/cua-note 2>&1", other)).toMatch(/No such file.*\n.*No such file/);
-      // python forks children that sleep 15 s (output detached) until fork fails at MACHINE_PIDS_MAX
+      // python forks children that sleep 30 s (output detached) until fork fails at MACHINE_PIDS_MAX
       const bomb = await term(
         `python3 -c 'import os,time
 n=0
 try:
   for i in range(5000):
     if os.fork()==0:
-      fd=os.open("/dev/null",os.O_RDWR); [os.dup2(fd,k) for k in (0,1,2)]; time.sleep(15); os._exit(0)
+      fd=os.open("/dev/null",os.O_RDWR); [os.dup2(fd,k) for k in (0,1,2)]; time.sleep(30); os._exit(0)
     n+=1
   print("forked",n)
 except OSError as e: print("refused after",n,"errno",e.errno)'`,
       );
       expect(bomb).toMatch(/refused after \d+ errno 11/);
-      expect(Number(/refused after (\d+)/.exec(bomb)![1])).toBeLessThan(1024);
+      const forked = Number(/refused after (\d+)/.exec(bomb)![1]);
+      expect(forked).toBeLessThan(1024);
       // while every task of the machine is taken: the service answers, the other machine runs commands
       expect((await call(s.url, "GET", "/v1/machines/health", {})).status).toBe(200);
       expect(await term("for i in $(seq 20); do /bin/true; done; echo other-works", other)).toContain("other-works");
       expect((await api("GET", `/v1/machines/${id}/screenshot`)).status).toBe(200);
+      // ...while the sleepers still held the machine's tasks
+      const row = await s.app.deps.db.machine.findUniqueOrThrow({ where: { id } });
+      const pidsDir = cgroupDirs(detectCgroups(), netnsNameOf(String((row.handle as { user?: string }).user)))[0]!;
+      expect(Number(readFileSync(path.join(pidsDir, "pids.current"), "utf8"))).toBeGreaterThan(forked);
       // once the sleepers end, the machine runs commands again
       let again = "";
       for (let i = 0; i < 60 && !again.includes("again"); i++) {

@@ -179,8 +179,7 @@ describe("machine resource limits and private /tmp (real desktops, cgroups)", ()
   });
 
   it("a fork bomb stops at the task limit; the host and another machine keep working", async () => {
-    const t0 = Date.now();
-    const bomb = await term(provider, a, BOMB(5000, 20));
+    const bomb = await term(provider, a, BOMB(5000, 30));
     expect(bomb.output).toMatch(/refused after \d+ errno 11/);
     const forked = Number(/refused after (\d+)/.exec(bomb.output)![1]);
     expect(forked).toBeLessThan(LIMITS.pids!);
@@ -191,12 +190,13 @@ describe("machine resource limits and private /tmp (real desktops, cgroups)", ()
       (await term(provider, b, "echo b-works; for i in $(seq 50); do /bin/true; done; echo done")).output,
     ).toContain("done");
     expect(decodePng((await provider.screenshot(a)).png).width).toBe(1024);
-    expect(Date.now() - t0).toBeLessThan(20_000);
+    // ...and the sleepers still held the machine's tasks meanwhile
+    expect(tasksOf(a)).toBeGreaterThan(forked);
     // once they end, machine a runs commands again
     await until(
       () => tasksOf(a),
       (n) => n < 300,
-      40_000,
+      60_000,
       "the sleepers to end",
     );
     expect((await term(provider, a, "echo a-again")).output).toContain("a-again");

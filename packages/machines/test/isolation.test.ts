@@ -81,7 +81,8 @@ describe("machine isolation (real desktops, network and mount namespaces)", () =
   let pageSock: string;
   let api: net.Server;
   let base: string;
-  const secretFile = path.join(os.tmpdir(), `cua-iso-secret-${process.pid}.env`);
+  // outside /tmp (each machine's /tmp is its own anyway): the cover itself is what is tested
+  const secretFile = `/var/lib/cua-iso-secret-${process.pid}.env`;
 
   beforeAll(async () => {
     root = await mkdtemp(path.join(os.tmpdir(), "cua-iso-"));
@@ -207,7 +208,8 @@ describe("machine isolation (real desktops, network and mount namespaces)", () =
       a,
       [
         `cat ${dataDir}/secrets.key 2>&1`,
-        `ls ${dataDir} 2>&1 | wc -l`,
+        // empty, or (here, where it lies in /tmp) absent from the machine's own /tmp
+        `ls -A ${dataDir} 2>/dev/null | wc -l`,
         `cat ${b.home_dir}/note.txt 2>&1`,
         `ls -A ${root} 2>&1`,
         `cat ${REPO_ROOT}/package.json 2>&1 | head -c 300`,

@@ -288,13 +288,17 @@ export function cgroupExists(layout: CgroupLayout, name: string): boolean {
   return cgroupDirs(layout, name).every((d) => existsSync(d));
 }
 
-/** Removes the cgroups of machines whose user hex is not live; returns their names. */
-export async function sweepCgroups(layout: CgroupLayout, liveHex: Set<string>): Promise<string[]> {
+/**
+ * Removes the cgroups (killing their processes) of machines whose user is gone; returns their names.
+ * `live()` is asked after the listing: a machine another process sets up meanwhile (its user is created
+ * before its cgroup) is never taken for a stale one.
+ */
+export async function sweepCgroups(layout: CgroupLayout, live: () => Promise<Set<string>>): Promise<string[]> {
   const parents = layout.version === 2 ? [layout.parent] : CONTROLLERS.map((c) => layout.parents[c]);
-  const stale = new Set<string>();
-  for (const p of parents)
-    for (const e of await readdir(p).catch(() => [] as string[]))
-      if (NAME.test(e) && !liveHex.has(e.slice("cuan-".length))) stale.add(e);
+  const found = new Set<string>();
+  for (const p of parents) for (const e of await readdir(p).catch(() => [] as string[])) if (NAME.test(e)) found.add(e);
+  const liveHex = await live();
+  const stale = [...found].filter((e) => !liveHex.has(e.slice("cuan-".length)));
   for (const name of stale) await removeCgroup(layout, name);
-  return [...stale];
+  return stale;
 }

@@ -283,14 +283,15 @@ export class MachineIsolation {
   /** Removes namespaces, veths, slots and mount namespaces of users that no longer exist. */
   async sweep(): Promise<string[]> {
     if (this.mode === "none") return [];
-    const passwd = await readFile("/etc/passwd", "utf8");
-    const live = new Set(
-      passwd
-        .split("\n")
-        .map((l) => l.split(":")[0])
-        .filter((n): n is string => !!n)
-        .map(isolationHex),
-    );
+    // read after each listing: a machine set up meanwhile by another service process is not swept
+    const live = async () =>
+      new Set(
+        (await readFile("/etc/passwd", "utf8"))
+          .split("\n")
+          .map((l) => l.split(":")[0])
+          .filter((n): n is string => !!n)
+          .map(isolationHex),
+      );
     const removed = await sweepNetworks(live);
     await sweepMountNs(live);
     const layout = this.limits ? this.layoutIfAny() : null;

@@ -286,15 +286,17 @@ export async function teardownMountNs(userName: string): Promise<void> {
     await unlink(path.join(ETC_DIR, `${path.basename(mntnsPathOf(userName))}.${name}`)).catch(() => {});
 }
 
-/** Removes kept mount namespaces of users that no longer exist (hex of live users as in sweepNetworks). */
-export async function sweepMountNs(liveHex: Set<string>): Promise<void> {
+/** Removes kept mount namespaces of users that no longer exist (live users asked after the listing, as in sweepNetworks). */
+export async function sweepMountNs(live: () => Promise<Set<string>>): Promise<void> {
   const info = await readFile("/proc/self/mountinfo", "utf8");
   const files = new Set<string>();
   for (const l of info.split("\n")) {
     const mp = l.split(" ")[4];
     if (mp && path.dirname(mp) === MNT_DIR) files.add(mp);
   }
-  for (const f of await readdir(ETC_DIR).catch(() => [] as string[])) {
+  const etc = await readdir(ETC_DIR).catch(() => [] as string[]);
+  const liveHex = await live();
+  for (const f of etc) {
     const hex = f.replace(/^cuan-/, "").replace(/\.(passwd|group|resolv\.conf)$/, "");
     if (!liveHex.has(hex)) await unlink(path.join(ETC_DIR, f)).catch(() => {});
   }

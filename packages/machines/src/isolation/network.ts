@@ -197,15 +197,17 @@ async function teardownByName(netns: string, hostIf: string): Promise<void> {
 
 /**
  * Removes namespaces, veths and slots of machines whose Linux user no longer exists (a crash between a
- * terminate's steps, a killed test run). `liveHex` holds isolationHex() of every existing user.
+ * terminate's steps, a killed test run). `live()` answers isolationHex() of every existing user; it is
+ * asked after the listing, so a machine another process creates meanwhile (its user comes first) is kept.
  */
-export async function sweepNetworks(liveHex: Set<string>): Promise<string[]> {
+export async function sweepNetworks(live: () => Promise<Set<string>>): Promise<string[]> {
   const removed: string[] = [];
   const names = await readdir(NETNS_DIR).catch(() => [] as string[]);
   const hexes = new Set<string>();
   for (const n of names) if (n.startsWith(NETNS_PREFIX)) hexes.add(n.slice(NETNS_PREFIX.length));
   for (const l of await readdir("/sys/class/net").catch(() => [] as string[]))
     if (l.startsWith(HOST_IF_PREFIX)) hexes.add(l.slice(HOST_IF_PREFIX.length));
+  const liveHex = await live();
   for (const hex of hexes) {
     if (!/^[0-9a-f]{11}$/.test(hex) || liveHex.has(hex)) continue;
     await teardownByName(`${NETNS_PREFIX}${hex}`, `${HOST_IF_PREFIX}${hex}`);
