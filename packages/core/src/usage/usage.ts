@@ -106,27 +106,43 @@ export class UsageRecorder {
   }
 
   /**
-   * `readWithPending` shared by concurrent callers of the same `key`: a caller joins the next read to start
-   * (never one already running, which began before it arrived), so every caller still gets a read begun after
-   * its request, as if it had run its own, while a burst of identical calls costs one query per round trip
-   * instead of one each (GET /v1/usage at 20 connections: docs/benchmarks.md, issue 16).
+   * `readWithPending` shared by concurrent callers of the same `key`. A caller never joins a read that is
+   * already running (it began before the caller arrived): it starts its own while fewer than
+   * `MAX_SHARED_READS` run for the key, else it joins the one read that starts when a running one ends,
+   * shared by everyone who arrived meanwhile. So every caller gets a read begun after its request, as if it
+   * had run its own, while a burst of identical calls costs at most two queries in flight instead of one per
+   * call (GET /v1/usage at 20 connections: docs/benchmarks.md, issue 16).
    */
   readShared<T>(key: string, read: () => Promise<T>): Promise<{ value: T; pending: UsageEvent[] }> {
-    const slot = this.shared.get(key) as SharedRead<{ value: T; pending: UsageEvent[] }> | undefined;
-    if (!slot) return this.beginShared(key, () => this.readWithPending(read));
-    slot.next ??= slot.current.then(noop, noop).then(() => this.beginShared(key, () => this.readWithPending(read)));
-    return slot.next;
+    type R = { value: T; pending: UsageEvent[] };
+    let slot = this.shared.get(key);
+    if (!slot) {
+      slot = { running: 0 };
+      this.shared.set(key, slot);
+    }
+    const s = slot;
+    if (s.next) return s.next.promise as Promise<R>;
+    if (s.running < MAX_SHARED_READS) return this.runShared(key, s, () => this.readWithPending(read));
+    let start!: () => void;
+    const promise = new Promise<void>((r) => {
+      start = r;
+    }).then(() => this.runShared(key, s, () => this.readWithPending(read)));
+    s.next = { promise, start };
+    return promise;
   }
 
-  private shared = new Map<string, SharedRead<unknown>>();
+  private shared = new Map<string, SharedReads>();
 
-  private beginShared<T>(key: string, run: () => Promise<T>): Promise<T> {
-    const slot = {} as SharedRead<T>;
-    slot.current = run().finally(() => {
-      if (!slot.next && this.shared.get(key) === slot) this.shared.delete(key);
+  private runShared<T>(key: string, s: SharedReads, run: () => Promise<T>): Promise<T> {
+    s.running += 1;
+    return run().finally(() => {
+      s.running -= 1;
+      const next = s.next;
+      if (next) {
+        s.next = undefined;
+        next.start();
+      } else if (s.running === 0 && this.shared.get(key) === s) this.shared.delete(key);
     });
-    this.shared.set(key, slot as SharedRead<unknown>);
-    return slot.current;
   }
 
   private async write(batch: UsageEvent[]): Promise<void> {
@@ -165,14 +181,13 @@ export class UsageRecorder {
   }
 }
 
-interface SharedRead<T> {
-  /** the read running now */
-  current: Promise<T>;
-  /** the read that starts when it ends, shared by everyone who arrived meanwhile */
-  next?: Promise<T>;
+/** Reads of one key running now, and the one that starts when one of them ends (readShared). */
+interface SharedReads {
+  running: number;
+  next?: { promise: Promise<unknown>; start: () => void };
 }
 
-const noop = () => {};
+const MAX_SHARED_READS = 2;
 
 /** What GET /v1/usage calls the per-minute machine charges (no request carries them). */
 export const MACHINE_METERING_ENDPOINT = "machines (metering)";
