@@ -1,5 +1,5 @@
 // npm run bench [-- <name> ...]   (names: api, predict, machines, runs, fuzz, wallet, workflows, agent-tasks,
-// perf; all but agent-tasks and perf when none is named)
+// perf, schedules; all but agent-tasks, perf and schedules when none is named)
 // perf: every row of issue 16's table in one command (api, predict, runs, machines, grounding), then the table.
 // The grounding benchmark runs on its own: npx tsx bench/grounding/run.ts
 import { benchAgentTasks } from "./agent-tasks.ts";
@@ -9,6 +9,7 @@ import { printTargets } from "./lib.ts";
 import { benchMachines } from "./machines-api.ts";
 import { benchPredict } from "./predict.ts";
 import { benchRuns } from "./runs.ts";
+import { benchSchedules } from "./schedules.ts";
 import { benchWallet } from "./wallet.ts";
 import { benchWorkflows } from "./workflows.ts";
 
@@ -21,13 +22,15 @@ const suites: Record<string, () => Promise<void>> = {
   wallet: benchWallet,
   workflows: benchWorkflows,
   "agent-tasks": benchAgentTasks,
+  schedules: benchSchedules,
   perf: async () => {
     for (const s of [benchApi, benchPredict, benchRuns, benchMachines]) await s();
   },
 };
-const onlyWhenNamed = ["agent-tasks", "perf"];
+const onlyWhenNamed = ["agent-tasks", "perf", "schedules"];
 const wanted = process.argv.slice(2).filter((a) => !a.startsWith("-"));
-// agent-tasks (several minutes of real runs on a desktop) and perf run only when named
+// agent-tasks (several minutes of real runs on a desktop), perf and schedules (it waits for a minute boundary)
+// run only when named
 for (const name of wanted.length ? wanted : Object.keys(suites).filter((n) => !onlyWhenNamed.includes(n))) {
   const s = suites[name];
   if (!s) {

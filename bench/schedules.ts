@@ -1,5 +1,5 @@
 // Issue 14 benchmark: schedules on the embedded executor (the API in this process, PostgreSQL).
-//   npx tsx bench/schedules.ts            (SCHEDULES_BENCH_N=1000 by default)
+//   npm run bench -- schedules            (or npx tsx bench/schedules.ts; SCHEDULES_BENCH_N=1000 by default)
 // 1. Fire accuracy: N schedules due in the same minute (test mode, one mock machine); each fire is claimed by
 //    its durable timer and starts a sandbox run. Prints the lag actual fire - scheduled slot, p50/p99/max, and
 //    how long the whole minute's fires took. The schedules are written straight into the table (a test key
@@ -94,6 +94,10 @@ export async function benchSchedules(): Promise<void> {
     console.log(
       `schedules: fire accuracy, ${lag.n}/${N} fired: lag p50 ${lag.p50} ms, p99 ${lag.p99} ms, max ${lag.max} ms (actual fire - scheduled minute)`,
     );
+    if (N === 1000)
+      console.log(
+        `schedules: baseline (before timers had a lane of their own, docs/benchmarks.md): p50 8.9 s, p99 16.2 s`,
+      );
     // stop them: the next minute would fire the same N again
     await app.deps.db.schedule.updateMany({
       where: { accountId: acct.account_id },
