@@ -408,6 +408,13 @@ const TASKS: Task[] = [
     html: page("Desktop", `<main><h1>Nothing here</h1></main>`),
     task: "Use the terminal to create notes.txt containing hello",
     verify: async (_h, files) => (await files("notes.txt"))?.trim() === "hello",
+    cleanup: async (m) => {
+      // the next task needs the browser in front again
+      await m.sh(
+        "for w in $(xdotool search --class xterm); do xdotool windowclose $w 2>/dev/null || xdotool windowkill $w; done; true",
+      );
+      await raiseBrowser(m);
+    },
   },
 ];
 

@@ -233,17 +233,32 @@ function groundRelative(ctx: GroundingContext, parsed: ParsedDescription): Groun
       `no text matching "${rel.anchor}" is visible`,
     );
   }
-  // a control sits beside its whole label, not beside the words of it that were asked for
-  const whole =
+  // a control sits beside its whole label, not beside the words of it that were asked for ("agree to
+  // the terms" in "I agree to the Terms of Service"): when other words of its line come first or after
+  const a = anchor.bbox;
+  const line =
     parsed.role === "checkbox" || parsed.role === "radio"
       ? ctx.ocr.runs.find((r) => {
-          const c = boxCenter(anchor.bbox);
+          const c = boxCenter(a);
           return (
             c.x >= r.bbox.x && c.x <= r.bbox.x + r.bbox.width && c.y >= r.bbox.y && c.y <= r.bbox.y + r.bbox.height
           );
-        })?.bbox
+        })
       : undefined;
-  const a = whole ?? anchor.bbox;
+  const sideBox = (side: "left" | "right"): Box => {
+    // the letters of the line before (or after) the words asked for
+    const others = (line?.chars ?? []).filter((c) => {
+      const cx = (c.x0 + c.x1) / 2;
+      return /[\p{L}\p{N}]/u.test(c.text) && (side === "left" ? cx < a.x - 2 : cx > a.x + a.width + 2);
+    });
+    if (others.length === 0) return a;
+    if (side === "left") {
+      const x0 = Math.min(...others.map((c) => c.x0));
+      return { ...a, x: x0, width: a.x + a.width - x0 };
+    }
+    const x1 = Math.max(...others.map((c) => c.x1));
+    return { ...a, width: x1 - a.x };
+  };
   const aConf = anchor.score * anchor.ocrConfidence;
   const role = parsed.role;
   // a control beside the label: checkbox, radio, toggle, icon
@@ -253,7 +268,7 @@ function groundRelative(ctx: GroundingContext, parsed: ParsedDescription): Groun
       const sides: ("left" | "right")[] =
         rel.kind === "right-of" ? ["right"] : rel.kind === "left-of" ? ["left"] : ["left", "right"];
       for (const side of sides) {
-        const box = smallControlBeside(ctx.pixels, a, side);
+        const box = smallControlBeside(ctx.pixels, sideBox(side), side);
         if (box)
           return found(
             { match: anchor, score: anchor.score, point: boxCenter(box), bbox: box, element: "control" },

@@ -77,8 +77,25 @@ function verifyPrevious(
   resume: { step: number; action: number } | undefined,
 ): Verdict | null {
   const r = evaluateCheck(check, ctx);
-  if (r.ok) return null;
   const next = resume ?? { step: check.step + 1, action: 0 };
+  if (r.ok && check.submit) {
+    // a submit's answer must have settled: a page still loading shows a changed screen without the
+    // site's error yet. Seen changed once: look again until two screenshots agree (at most 3 waits)
+    const sig = screenSignature(ctx);
+    if (check.settle !== sig && (check.sw ?? 0) < 3)
+      return {
+        kind: "plan",
+        plan: {
+          actions: [{ action_type: "wait", params: { seconds: 1 } }],
+          status: "continue",
+          reasoning: `Checking: after "${check.d}" the page is still changing; waiting 1 s.`,
+          next,
+          groundings: 0,
+          check: { ...check, settle: sig, sw: (check.sw ?? 0) + 1 },
+        },
+      };
+  }
+  if (r.ok) return null;
   const failPlan = (why: string): Verdict => ({
     kind: "plan",
     plan: {

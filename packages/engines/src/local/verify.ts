@@ -30,6 +30,9 @@ export interface Check {
   regBox?: Box;
   /** the control in regBox must look selected (true) or not (false) afterwards */
   on?: boolean;
+  /** a submit's screen signature when it was last seen changed, and waits spent for it to settle */
+  settle?: string;
+  sw?: number;
   /** error-like text was already visible before a submit */
   err?: boolean;
   submit?: boolean;
