@@ -1,6 +1,8 @@
 // The one HTTP server: the /v1 REST facade (routes compiled from core's operation registry), /trpc for the
 // console, OpenAPI and docs.
 // Transport only: every rule lives in core; errors are rendered from core's one table.
+
+import { isAscii } from "node:buffer";
 import { CoreError } from "@cua/base/errors";
 import { newRequestId } from "@cua/base/ids";
 import fastifyCompress from "@fastify/compress";
@@ -119,7 +121,10 @@ export async function buildServer(deps: AppDeps): Promise<FastifyInstance> {
       if (buf.length === 0) return done(null, undefined);
       let value: unknown;
       try {
-        value = JSON.parse(buf.toString("utf8"));
+        // an all-ASCII body (any JSON whose non-ASCII is \u-escaped, a base64 screenshot) decodes as latin1: the
+        // same string, built as one-byte text about twice as fast as UTF-8 decoding, and parsed faster too
+        // (issue 16: the toString of predict's 345 KB body was 14% of its profile)
+        value = JSON.parse(isAscii(buf) ? buf.toString("latin1") : buf.toString("utf8"));
       } catch {
         return done(new CoreError("MALFORMED_JSON", "The request body is not valid JSON."), undefined);
       }
