@@ -162,11 +162,54 @@ export interface PngOptions {
   filter?: 0 | 1;
 }
 
+const LITTLE_ENDIAN = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1;
+
 /** The pixels of an XWD framebuffer as PNG rows (filter byte + RGB), the input of the IDAT stream. */
 export function xwdToPngRows(data: Buffer, layout: XwdLayout, filter: 0 | 1 = 1, into?: Buffer): Buffer {
   const { width, height, dataOffset, bytesPerLine, r, g, b } = layout;
   const rowLen = 1 + width * 3;
   const raw = into && into.length === height * rowLen ? into : Buffer.allocUnsafe(height * rowLen);
+  // a pixel read as one 32-bit word when the rows are aligned (they are in Xvfb's file and the pool's
+  // buffers): about twice as fast as three byte reads. A byte store keeps the low 8 bits, so
+  // `word >>> shift` stores the channel and the difference of two such values is the Sub filter's (mod 256).
+  if (LITTLE_ENDIAN && (data.byteOffset + dataOffset) % 4 === 0 && bytesPerLine % 4 === 0) {
+    const words = new Uint32Array(data.buffer, data.byteOffset, data.byteLength >>> 2);
+    const [rs, gs, bs] = [r * 8, g * 8, b * 8];
+    for (let y = 0; y < height; y++) {
+      let o = y * rowLen;
+      raw[o++] = filter;
+      let s = (dataOffset + y * bytesPerLine) >>> 2;
+      const end = s + width;
+      if (filter === 0) {
+        for (; s < end; s++, o += 3) {
+          const p = words[s]!;
+          raw[o] = p >>> rs;
+          raw[o + 1] = p >>> gs;
+          raw[o + 2] = p >>> bs;
+        }
+      } else if (rs === 16 && gs === 8 && bs === 0) {
+        // Xvfb's own layout (BGRX), with constant shifts: what V8 makes fastest
+        let prev = 0;
+        for (; s < end; s++, o += 3) {
+          const p = words[s]!;
+          raw[o] = (p >>> 16) - (prev >>> 16);
+          raw[o + 1] = (p >>> 8) - (prev >>> 8);
+          raw[o + 2] = p - prev;
+          prev = p;
+        }
+      } else {
+        let prev = 0;
+        for (; s < end; s++, o += 3) {
+          const p = words[s]!;
+          raw[o] = (p >>> rs) - (prev >>> rs);
+          raw[o + 1] = (p >>> gs) - (prev >>> gs);
+          raw[o + 2] = (p >>> bs) - (prev >>> bs);
+          prev = p;
+        }
+      }
+    }
+    return raw;
+  }
   for (let y = 0; y < height; y++) {
     let o = y * rowLen;
     raw[o++] = filter;

@@ -66,16 +66,20 @@ describe("framebuffer screenshots", () => {
     await rm(dir, { recursive: true, force: true });
   });
 
-  it("encodes the XWD pixels as a PNG with the same pixels, with either row filter and any level", async () => {
+  it("encodes the XWD pixels as a PNG with the same pixels, with either row filter, any level, aligned or not", async () => {
     const file = xwd(37, 11, pattern);
     const layout = parseXwd(file)!;
     expect(layout).toMatchObject({ width: 37, height: 11, r: 2, g: 1, b: 0 });
-    for (const [level, filter] of [
-      [1, 1],
-      [1, 0],
-      [6, 1],
+    // the same file at an odd address: rows read byte by byte instead of as 32-bit words
+    const unaligned = Buffer.concat([Buffer.alloc(1), file]).subarray(1);
+    for (const [level, filter, data] of [
+      [1, 1, file],
+      [1, 0, file],
+      [6, 1, file],
+      [1, 1, unaligned],
+      [1, 0, unaligned],
     ] as const) {
-      const img = decodePng(await xwdToPng(file, layout, { level, filter }));
+      const img = decodePng(await xwdToPng(data, layout, { level, filter }));
       expect([img.width, img.height]).toEqual([37, 11]);
       for (const [x, y] of [
         [0, 0],
