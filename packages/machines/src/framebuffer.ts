@@ -1,11 +1,12 @@
 // Screenshots straight from Xvfb's framebuffer (issue 16). Xvfb started with `-fbdir <dir>` keeps its screen
 // in a memory-mapped file, `<dir>/Xvfb_screen0`, in XWD format (a big-endian header, a colormap, then the
 // pixels as the server stores them). Reading that file costs no process, no X round trip and no copy
-// through the X socket; the PNG is encoded here, with zlib at a level tuned for speed (docs/machines.md
+// through the X socket; the PNG is encoded here, with zlib at a level tuned for speed (docs/machines-provider.md
 // "Screenshots" has the measurements behind the choices).
 //
 // The file belongs to the machine's user (Xvfb writes it), so it is read like any file that user controls:
-// without following links, a regular file owned by that uid, of exactly the size the header announces.
+// without following links, a regular file owned by that uid, its header (the user's to write) bounded by the
+// screen's size, and no more read than that header announces.
 // The reader does not synchronise with the X server: a frame read while a client draws can mix the old
 // and new contents of the region being drawn (an X GetImage would wait for the draw to finish).
 
