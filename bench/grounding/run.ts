@@ -1,7 +1,8 @@
 // Grounding benchmark for the local engine.
 //
 //   npx tsx bench/grounding/run.ts [--pages 40] [--seed 1] [--out results.json] [--verbose]
-//        [--backend auto|paddle|tesseract] [--det-side 1088] [--fine-side 1600] [--squeeze 1] [--threads 0] [--no-fuse] [--spin]
+//        [--backend auto|paddle|tesseract] [--det-side 960] [--fine-side 1600] [--squeeze 1] [--threads 0]
+//        [--workers 0] [--batch 4] [--no-fuse] [--spin] [--no-baseline]
 //
 // Renders generated pages (bench/grounding/pages.ts) in headless Chromium (Debian's /usr/bin/chromium),
 // takes a PNG screenshot of the viewport, reads each target's box from the DOM
@@ -11,10 +12,19 @@
 // negative case (text that is on no page) passes when the engine answers found=false.
 // Latency per image is the time of the first grounding on a fresh image (decode + OCR + matching);
 // the following descriptions on the same image reuse the cached OCR and are timed separately.
+// Unless --no-baseline, every image's first grounding is also timed with the previous defaults (one OCR
+// worker, detection at 1088 px, batches of 8: BASELINE below), before or after the measured settings in
+// turn, so the two latencies share the machine's load; the paired ratio per image is printed too.
 import { writeFileSync } from "node:fs";
 import { loadavg } from "node:os";
 import { groundElement } from "@cua/engines/local/ground";
-import { clearLocalOcrCache, configureLocalOcr, localOcrConfig, warmUpLocalOcr } from "@cua/engines/local/ocr";
+import {
+  clearLocalOcrCache,
+  configureLocalOcr,
+  localOcrConfig,
+  ocrWorkerCount,
+  warmUpLocalOcr,
+} from "@cua/engines/local/ocr";
 import { chromium } from "playwright-core";
 import { type BenchCase, type Category, generatePage, TEXT_CATEGORIES } from "./pages.ts";
 
@@ -29,8 +39,14 @@ interface Args {
   spin: boolean;
   squeeze: number;
   threads: number;
+  workers: number | null;
+  batch: number | null;
   fuse: boolean;
+  baseline: boolean;
 }
+
+/** The defaults before issue 16 (one OCR worker with two onnxruntime threads, detection at 1088, batches of 8). */
+const BASELINE = { workers: 1, detectionMaxSide: 1088, recognitionBatch: 8 } as const;
 
 function parseArgs(argv: string[]): Args {
   const args: Args = {
@@ -44,7 +60,10 @@ function parseArgs(argv: string[]): Args {
     spin: false,
     squeeze: 1,
     threads: 0,
+    workers: null,
+    batch: null,
     fuse: true,
+    baseline: true,
   };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
@@ -57,6 +76,9 @@ function parseArgs(argv: string[]): Args {
     else if (a === "--fine-side") args.fineSide = Number(argv[++i]);
     else if (a === "--squeeze") args.squeeze = Number(argv[++i]);
     else if (a === "--threads") args.threads = Number(argv[++i]);
+    else if (a === "--workers") args.workers = Number(argv[++i]);
+    else if (a === "--batch") args.batch = Number(argv[++i]);
+    else if (a === "--no-baseline") args.baseline = false;
     else if (a === "--no-fuse") args.fuse = false;
     else if (a === "--spin") args.spin = true;
   }
@@ -99,15 +121,26 @@ async function main(): Promise<void> {
     backend: args.backend,
     ...(args.detSide ? { detectionMaxSide: args.detSide } : {}),
     ...(args.fineSide ? { detectionFineSide: args.fineSide } : {}),
+    ...(args.workers !== null ? { workers: args.workers } : {}),
+    ...(args.batch !== null ? { recognitionBatch: args.batch } : {}),
     recognitionSqueeze: args.squeeze,
     threads: args.threads,
     fuseModels: args.fuse,
     spinning: args.spin,
   });
+  // the measured settings, and the baseline's (the same but for BASELINE's fields)
+  const measured = { ...localOcrConfig() };
+  const baseline = { ...measured, ...BASELINE };
   const warm = await warmUpLocalOcr();
+  if (args.baseline) {
+    configureLocalOcr(baseline);
+    await warmUpLocalOcr();
+    configureLocalOcr(measured);
+  }
   const loadStart = loadavg()[0] ?? 0;
+  const c = localOcrConfig();
   console.log(
-    `OCR backend: ${warm.backend} (warm-up ${warm.ms} ms); detection side ${localOcrConfig().detectionMaxSide} (fine pass ${localOcrConfig().detectionFineSide}), squeeze ${args.squeeze}, fused models ${args.fuse ? "yes" : "no"}`,
+    `OCR backend: ${warm.backend} (warm-up ${warm.ms} ms); detection side ${c.detectionMaxSide} (fine pass ${c.detectionFineSide}), OCR workers ${ocrWorkerCount()}, batch ${c.recognitionBatch}, squeeze ${args.squeeze}, fused models ${args.fuse ? "yes" : "no"}`,
   );
   const browser = await chromium.launch({
     executablePath: "/usr/bin/chromium",
@@ -127,6 +160,9 @@ async function main(): Promise<void> {
   const stageTotals: Record<string, number> = {};
   let stageImages = 0;
   const warmLatency: number[] = [];
+  const baseLatency: Record<string, number[]> = { "1280x720": [], "1920x1080": [] };
+  const baseCpu: Record<string, number[]> = { "1280x720": [], "1920x1080": [] };
+  const pairedRatio: Record<string, number[]> = { "1280x720": [], "1920x1080": [] };
   const finePasses = { first: 0, all: 0 };
   // Render every page first and close Chromium, so the browser's own work never runs during a timing.
   const rendered: { page: ReturnType<typeof generatePage>; png: Buffer; boxes: Record<string, Box> }[] = [];
@@ -156,9 +192,23 @@ async function main(): Promise<void> {
     await browser.close();
   }
   await new Promise((r) => setTimeout(r, 1000));
-  for (const { page, png, boxes } of rendered) {
+  for (const [k, { page, png, boxes }] of rendered.entries()) {
     clearLocalOcrCache();
     const image = { bytes: png, mime: "image/png" as const, width: page.width, height: page.height };
+    const size = `${page.width}x${page.height}`;
+    // the baseline's first grounding on this image, before the measured settings on even images, after on odd
+    let baseMs = Number.NaN;
+    const timeBaseline = async (description: string) => {
+      configureLocalOcr(baseline);
+      const cpu0 = process.cpuUsage();
+      const t0 = performance.now();
+      await groundElement(image, description);
+      baseMs = performance.now() - t0;
+      const cpu = process.cpuUsage(cpu0);
+      baseLatency[size]?.push(baseMs);
+      baseCpu[size]?.push((cpu.user + cpu.system) / 1000);
+      configureLocalOcr(measured); // also drops the baseline's cached OCR
+    };
     const visible = (c: BenchCase) => {
       if (!c.targetId) return true;
       const b = boxes[c.targetId];
@@ -172,7 +222,10 @@ async function main(): Promise<void> {
         b.y + b.height <= page.height
       );
     };
+    const firstDescription = page.cases.find((c) => visible(c))?.description;
+    if (args.baseline && firstDescription && k % 2 === 0) await timeBaseline(firstDescription);
     let first = true;
+    let firstMs = Number.NaN;
     for (const c of page.cases.filter(visible)) {
       const cpu0 = process.cpuUsage();
       const t0 = performance.now();
@@ -184,8 +237,9 @@ async function main(): Promise<void> {
         if (first) finePasses.first++;
       }
       if (first) {
-        const size = `${page.width}x${page.height}`;
         firstLatency[size]?.push(ms);
+        if (args.baseline && k % 2 === 0) pairedRatio[size]?.push(ms / baseMs);
+        firstMs = ms;
         firstCpu[size]?.push((cpu.user + cpu.system) / 1000);
         for (const [k, v] of Object.entries(g.ocr.stages)) stageTotals[k] = (stageTotals[k] ?? 0) + v;
         stageImages++;
@@ -212,6 +266,10 @@ async function main(): Promise<void> {
           `FAIL ${page.name} [${c.category}] "${c.description}" -> ${g.found ? `(${g.x},${g.y}) "${g.matchedText}"` : `not found: ${g.reason}`}; target ${target ? JSON.stringify(target) : "none"}`,
         );
       }
+    }
+    if (args.baseline && firstDescription && k % 2 === 1) {
+      await timeBaseline(firstDescription);
+      pairedRatio[size]?.push(firstMs / baseMs);
     }
   }
 
@@ -241,16 +299,30 @@ async function main(): Promise<void> {
   console.log(
     `\nlatency per image (first grounding: decode + OCR + match); 1-min load average ${loadStart.toFixed(2)} at start, ${loadEnd.toFixed(2)} at end`,
   );
+  const row = (label: string, xs: number[], cpu: number[]) =>
+    console.log(
+      `  ${label.padEnd(22)} images ${String(xs.length).padStart(3)}  wall p50 ${percentile(xs, 50).toFixed(0)} ms  p95 ${percentile(xs, 95).toFixed(0)} ms   process CPU p50 ${percentile(cpu, 50).toFixed(0)} ms  p95 ${percentile(cpu, 95).toFixed(0)} ms`,
+    );
   for (const [size, xs] of Object.entries(firstLatency)) {
-    const cpu = firstCpu[size] ?? [];
-    if (xs.length)
-      console.log(
-        `  ${size.padEnd(10)} images ${String(xs.length).padStart(3)}  wall p50 ${percentile(xs, 50).toFixed(0)} ms  p95 ${percentile(xs, 95).toFixed(0)} ms   process CPU p50 ${percentile(cpu, 50).toFixed(0)} ms  p95 ${percentile(cpu, 95).toFixed(0)} ms`,
-      );
+    if (!xs.length) continue;
+    row(`${size} measured`, xs, firstCpu[size] ?? []);
+    const base = baseLatency[size] ?? [];
+    if (!base.length) continue;
+    row(`${size} baseline`, base, baseCpu[size] ?? []);
+    const ratios = pairedRatio[size] ?? [];
+    console.log(
+      `  ${size.padEnd(22)} measured / baseline: p50 ${(percentile(xs, 50) / percentile(base, 50)).toFixed(2)}x; per image (paired) median ${percentile(ratios, 50).toFixed(2)}x`,
+    );
   }
+  if (args.baseline)
+    console.log(
+      `  baseline: the same settings but ${Object.entries(BASELINE)
+        .map(([k, v]) => `${k} ${v}`)
+        .join(", ")} (the defaults before issue 16), timed on the same images in turn`,
+    );
   if (stageImages) {
     const parts = Object.entries(stageTotals).map(([k, v]) => `${k} ${(v / stageImages).toFixed(0)} ms`);
-    console.log(`  mean stage wall time (of the pass that answered): ${parts.join(", ")}`);
+    console.log(`  mean stage time (of the pass that answered; rec.* summed over OCR workers): ${parts.join(", ")}`);
   }
   console.log(
     `  fine pass (the fast one found nothing): ${finePasses.first} of ${stageImages} first groundings, ${finePasses.all} of ${results.length} in all`,

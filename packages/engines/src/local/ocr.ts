@@ -11,6 +11,7 @@
 import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
+import { availableParallelism } from "node:os";
 import path from "node:path";
 import { Worker } from "node:worker_threads";
 import type { DecodedImage, OcrOutput, OcrWord } from "../types.ts";
@@ -51,19 +52,26 @@ export interface LocalOcrResult extends OcrOutput {
 export interface LocalOcrConfig {
   /** "auto" (default): paddle, falling back to tesseract when onnxruntime fails to load */
   backend: "auto" | "paddle" | "tesseract";
-  /** longest side the detector sees on the fast pass; larger finds smaller text, costs time. Default 1088. */
+  /**
+   * longest side the detector sees on the fast pass; larger finds smaller text, costs time. Default 960
+   * (11 px text on a 1280x720 screen is still 8 px to the detector).
+   */
   detectionMaxSide: number;
   /**
    * longest side of the fine pass, which grounding and predict run only when the fast pass did not find
    * what they look for (and the image is larger than the fast side). Default 1600.
    */
   detectionFineSide: number;
-  /** intra-op threads for onnxruntime (0 = one per core) */
+  /** intra-op threads for onnxruntime (0 = one per core); with several workers, of the detector only */
   threads: number;
   tesseractPath: string;
   /** how many OCR results (by image digest) are kept */
   cacheSize: number;
-  /** crops recognised per batch */
+  /**
+   * crops recognised per model call. Default 1: on one-thread sessions 1 and 4 cost the same and larger
+   * batches pad more; alone, a crop reads the same whichever crops share its pass or worker (padding to a
+   * batch's widest crop shifts the readings a little).
+   */
   recognitionBatch: number;
   /** let idle onnxruntime threads spin (lower latency on an idle machine, wasted CPU on a busy one) */
   spinning: boolean;
@@ -71,41 +79,39 @@ export interface LocalOcrConfig {
   recognitionSqueeze: number;
   /** load the models with their element-wise chains folded (onnx-fuse.ts; exact, ~25% faster) */
   fuseModels: boolean;
-  /** run the paddle backend on a worker thread (ocr-worker.ts) so model calls never block the event loop */
+  /** run the paddle backend on worker threads (ocr-worker.ts) so model calls never block the event loop */
   worker: boolean;
+  /**
+   * OCR worker threads (with `worker`; 0 = one per core, at most 4). With two or more, the first detects and
+   * recognition is split among all of them, one onnxruntime thread each.
+   */
+  workers: number;
 }
 
 const DEFAULT_CONFIG: LocalOcrConfig = {
   backend: "auto",
-  detectionMaxSide: 1088,
+  detectionMaxSide: 960,
   detectionFineSide: 1600,
   threads: 0,
   tesseractPath: "/usr/bin/tesseract",
   cacheSize: 32,
-  recognitionBatch: 8,
+  recognitionBatch: 1,
   recognitionSqueeze: 1,
   spinning: false,
   fuseModels: true,
   worker: true,
+  workers: 0,
 };
 
 let config: LocalOcrConfig = { ...DEFAULT_CONFIG };
 
-/** Changes OCR settings; resets the engine and cache when the backend or threads change. */
+/**
+ * Changes OCR settings and drops the cache. A change of backend, threads or workers loads another backend
+ * on the next pass; the previous one stays loaded in case the settings come back (the grounding bench
+ * times two settings in turn), and the one before it is closed.
+ */
 export function configureLocalOcr(patch: Partial<LocalOcrConfig>): void {
-  const next = { ...config, ...patch };
-  if (
-    next.backend !== config.backend ||
-    next.threads !== config.threads ||
-    next.spinning !== config.spinning ||
-    next.fuseModels !== config.fuseModels ||
-    next.worker !== config.worker
-  ) {
-    generation++;
-    void stopWorkers();
-    backendPromise = null;
-  }
-  config = next;
+  config = { ...config, ...patch };
   cache.clear();
 }
 
@@ -165,11 +171,24 @@ export interface OcrBackend {
   close?(): Promise<void>;
 }
 
-let backendPromise: Promise<OcrBackend> | null = null;
+/** loaded (or loading) backends by the settings they were loaded with, most recently used last */
+const backends = new Map<string, Promise<OcrBackend>>();
+/** how many backends stay loaded */
+const KEEP_BACKENDS = 2;
 /** why paddle could not be used, when the fallback is active */
 let fallbackReason: string | null = null;
-/** bumped by closeLocalOcr() and by settings changes: a load started before then must not pick a fallback */
+/** bumped by closeLocalOcr(): a load started before then must not pick a fallback */
 let generation = 0;
+
+/** The settings that make one backend differ from another. */
+function backendKey(c: LocalOcrConfig): string {
+  return JSON.stringify([c.backend, c.threads, c.spinning, c.fuseModels, c.worker, c.workers, c.tesseractPath]);
+}
+
+/** Forgets a backend (it failed or its worker died): the next pass with its settings loads a new one. */
+function forgetBackend(p: Promise<OcrBackend>): void {
+  for (const [k, v] of backends) if (v === p) backends.delete(k);
+}
 
 async function loadBackend(): Promise<OcrBackend> {
   if (config.backend === "tesseract") return tesseractBackend();
@@ -186,14 +205,23 @@ async function loadBackend(): Promise<OcrBackend> {
 }
 
 function getBackend(): Promise<OcrBackend> {
-  if (!backendPromise) {
-    const p = loadBackend();
-    backendPromise = p;
-    p.catch(() => {
-      if (backendPromise === p) backendPromise = null;
-    });
+  const key = backendKey(config);
+  const hit = backends.get(key);
+  if (hit) {
+    backends.delete(key);
+    backends.set(key, hit);
+    return hit;
   }
-  return backendPromise;
+  const p = loadBackend();
+  backends.set(key, p);
+  p.catch(() => forgetBackend(p));
+  while (backends.size > KEEP_BACKENDS) {
+    const [oldKey, old] = backends.entries().next().value ?? [];
+    if (oldKey === undefined || !old) break;
+    backends.delete(oldKey);
+    old.then((b) => b.close?.()).catch(() => undefined);
+  }
+  return p;
 }
 
 /** Which backend answers, and why the fallback is active (null when paddle loaded). */
@@ -210,16 +238,18 @@ export async function warmUpLocalOcr(): Promise<{ backend: OcrBackendName; ms: n
   const t0 = performance.now();
   const backend = await getBackend();
   const { createCanvas } = await loadCanvasModule();
-  const canvas = createCanvas(160, 48);
+  // two lines of text: with several OCR workers, each recognises one
+  const canvas = createCanvas(160, 96);
   const ctx = canvas.getContext("2d");
   ctx.fillStyle = "#ffffff";
-  ctx.fillRect(0, 0, 160, 48);
+  ctx.fillRect(0, 0, 160, 96);
   ctx.fillStyle = "#000000";
   ctx.font = "20px sans-serif";
   ctx.fillText("Warm up", 20, 30);
+  ctx.fillText("Ready", 20, 72);
   const bytes = canvas.toBuffer("image/png");
   await serialize(() =>
-    backend.run({ bytes, mime: "image/png", width: 160, height: 48 }, passOptions(config.detectionMaxSide)),
+    backend.run({ bytes, mime: "image/png", width: 160, height: 96 }, passOptions(config.detectionMaxSide)),
   );
   return { backend: backend.name, ms: Math.round(performance.now() - t0) };
 }
@@ -430,14 +460,48 @@ const MAX_REC_WIDTH = 48 * 40;
 /** crops share a batch while the widest is at most this many times the narrowest (less padding to compute) */
 const PAD_RATIO = 1.3;
 
-/** A pass sent to the OCR worker (ocr-worker.ts). */
-export interface OcrWorkerRun {
-  id: number;
+/** A screenshot as sent to an OCR worker thread. */
+export interface WireImage {
   bytes: Uint8Array;
   mime: DecodedImage["mime"];
   width: number;
   height: number;
-  pass: PassOptions;
+}
+
+/**
+ * What the main thread asks an OCR worker (ocr-worker.ts). `id` names one pass's image: "detect" and
+ * "load" decode it and keep its pixels until the "recognize" (or "drop") of the same id.
+ */
+export type OcrWorkerMessage =
+  | { type: "run"; id: number; image: WireImage; pass: PassOptions }
+  | { type: "detect"; id: number; image: WireImage; pass: PassOptions }
+  | { type: "load"; id: number; image: WireImage }
+  | { type: "recognize"; id: number; boxes: Box[]; pass: PassOptions }
+  | { type: "drop"; id: number };
+
+/** What an OCR worker answers (to "run", "detect" and "recognize"; "load" and "drop" get no answer). */
+export type OcrWorkerReply =
+  | { type: "ready" }
+  | { type: "init-error"; message: string }
+  | { type: "result"; id: number; runs: OcrRun[]; width: number; height: number; stages: Record<string, number> }
+  | { type: "boxes"; id: number; boxes: Box[]; width: number; height: number; stages: Record<string, number> }
+  | { type: "runs"; id: number; runs: (OcrRun | null)[]; stages: Record<string, number> }
+  | { type: "error"; id: number; message: string };
+
+/** What one OCR worker thread loads: the detector (first worker only) and the recogniser, with their threads. */
+export interface PaddleRole {
+  detection: boolean;
+  /** intra-op threads of the detection session (0 = one per core) */
+  detectionThreads: number;
+  /** intra-op threads of the recognition session (0 = one per core) */
+  recognitionThreads: number;
+}
+
+/** How many OCR worker threads the paddle backend runs (settings `workers`, 0 = one per core, at most 4). */
+export function ocrWorkerCount(): number {
+  if (!config.worker) return 1;
+  const n = config.workers > 0 ? config.workers : Math.min(4, availableParallelism());
+  return Math.max(1, Math.floor(n));
 }
 
 /** Terminators of the OCR worker threads alive in this process (starting or ready). */
@@ -450,57 +514,58 @@ function stopWorkers(): Promise<void> {
 }
 
 /**
- * Stops the OCR backend's worker thread at once, even in the middle of loading its models, and waits until
- * it is gone (a process that exits while the thread is inside onnxruntime can abort). The next pass starts
- * a new one. Call on shutdown.
+ * Stops the OCR backend's worker threads at once, even in the middle of loading their models, and waits
+ * until they are gone (a process that exits while a thread is inside onnxruntime can abort). The next
+ * pass starts new ones. Call on shutdown.
  */
 export async function closeLocalOcr(): Promise<void> {
   generation++;
-  backendPromise = null;
+  backends.clear();
   await stopWorkers();
 }
 
-/**
- * The paddle backend on a worker thread (ocr-worker.ts). Passes stay serialised by the caller; the worker
- * holds the event loop alive only while a pass is running. A worker that dies is replaced on the next pass.
- */
-function paddleWorkerBackend(): Promise<OcrBackend> {
+interface OcrThread {
+  ready: Promise<void>;
+  /** posts a message that gets an answer, resolved (or rejected) with it */
+  request(msg: OcrWorkerMessage): Promise<Exclude<OcrWorkerReply, { type: "ready" | "init-error" | "error" }>>;
+  /** posts a message that gets no answer */
+  post(msg: OcrWorkerMessage): void;
+  stop(): Promise<void>;
+}
+
+/** One OCR worker thread; `onDead` runs once when it fails or exits. */
+function startOcrThread(role: PaddleRole, onDead: (e: Error) => void): OcrThread {
   // created synchronously: a closeLocalOcr() right after the call that starts it finds it
-  const worker = new Worker(new URL("./ocr-worker.ts", import.meta.url), { workerData: { config } });
+  const worker = new Worker(new URL("./ocr-worker.ts", import.meta.url), { workerData: { config, role } });
   const stop = () => worker.terminate().then(() => {});
   liveWorkers.add(stop);
-  type Reply =
-    | { type: "ready" }
-    | { type: "init-error"; message: string }
-    | { type: "result"; id: number; runs: OcrRun[]; width: number; height: number; stages: Record<string, number> }
-    | { type: "error"; id: number; message: string };
-  const pending = new Map<
-    number,
-    { resolve: (r: Extract<Reply, { type: "result" }>) => void; reject: (e: Error) => void }
-  >();
-  let nextId = 1;
+  type Answer = Exclude<OcrWorkerReply, { type: "ready" | "init-error" | "error" }>;
+  const pending = new Map<number, { resolve: (r: Answer) => void; reject: (e: Error) => void }>();
   let dead: Error | null = null;
   const fail = (e: Error) => {
+    if (dead) return;
     dead = e;
     liveWorkers.delete(stop);
     for (const p of pending.values()) p.reject(e);
     pending.clear();
-    if (backendPromise === ready) backendPromise = null; // the next pass starts a new worker
+    onDead(e);
   };
-  const ready: Promise<OcrBackend> = new Promise((resolve, reject) => {
-    worker.on("message", (m: Reply) => {
+  const ready = new Promise<void>((resolve, reject) => {
+    worker.on("message", (m: OcrWorkerReply) => {
       if (m.type === "ready") {
         worker.unref();
-        resolve(backend);
+        resolve();
       } else if (m.type === "init-error") {
-        reject(new Error(m.message));
+        const e = new Error(m.message);
+        reject(e);
+        fail(e);
         void worker.terminate();
       } else {
         const p = pending.get(m.id);
         pending.delete(m.id);
         if (pending.size === 0) worker.unref();
-        if (m.type === "result") p?.resolve(m);
-        else p?.reject(new Error(m.message));
+        if (m.type === "error") p?.reject(new Error(m.message));
+        else p?.resolve(m);
       }
     });
     worker.on("error", (e) => {
@@ -513,72 +578,233 @@ function paddleWorkerBackend(): Promise<OcrBackend> {
       fail(e);
     });
   });
-  const backend: OcrBackend = {
-    name: "paddle",
-    run(image, pass) {
+  ready.catch(() => undefined);
+  return {
+    ready,
+    request(msg) {
       if (dead) return Promise.reject(dead);
-      const id = nextId++;
       return new Promise((resolve, reject) => {
-        pending.set(id, { resolve, reject });
+        pending.set(msg.id, { resolve, reject });
         worker.ref();
-        const bytes = new Uint8Array(image.bytes.buffer, image.bytes.byteOffset, image.bytes.byteLength);
-        const msg: OcrWorkerRun = { id, bytes, mime: image.mime, width: image.width, height: image.height, pass };
         worker.postMessage(msg);
       });
     },
-    close: stop,
+    post(msg) {
+      if (!dead) worker.postMessage(msg);
+    },
+    stop,
   };
+}
+
+const wire = (image: DecodedImage): WireImage => ({
+  bytes: new Uint8Array(image.bytes.buffer, image.bytes.byteOffset, image.bytes.byteLength),
+  mime: image.mime,
+  width: image.width,
+  height: image.height,
+});
+
+/**
+ * Splits boxes among n recognisers so each gets about the same crop width (the recogniser's time grows
+ * with it): widest first, each to the least loaded. Returns the box indices of each part.
+ */
+export function splitBoxes(boxes: Box[], n: number, squeeze: number): number[][] {
+  const parts: number[][] = Array.from({ length: n }, () => []);
+  const loads = new Array<number>(n).fill(0);
+  const order = boxes.map((b, i) => ({ i, w: recWidth(b, squeeze) })).sort((a, b) => b.w - a.w || a.i - b.i);
+  for (const o of order) {
+    let k = 0;
+    for (let j = 1; j < n; j++) if ((loads[j] ?? 0) < (loads[k] ?? 0)) k = j;
+    parts[k]?.push(o.i);
+    loads[k] = (loads[k] ?? 0) + o.w;
+  }
+  return parts.map((p) => p.sort((a, b) => a - b));
+}
+
+/**
+ * The paddle backend on worker threads (ocr-worker.ts), so model calls never block the event loop. With one
+ * worker it runs whole passes. With more, the first decodes and detects (with `threads` intra-op threads)
+ * while the others decode the same image; then every worker recognises its share of the boxes with one
+ * intra-op thread each: parallel sessions waste less than one session's threads waiting on each other over
+ * small crops. Passes stay serialised by the caller; the workers hold the event loop alive only while a pass
+ * is running. A worker that dies takes the others with it; the next pass starts new ones.
+ */
+function paddleWorkerBackend(): Promise<OcrBackend> {
+  const n = ocrWorkerCount();
+  let dead: Error | null = null;
+  let ready: Promise<OcrBackend> | null = null;
+  const onDead = (e: Error) => {
+    if (dead) return;
+    dead = e;
+    for (const t of threads) void t.stop();
+    if (ready) forgetBackend(ready); // the next pass starts new workers
+  };
+  const threads: OcrThread[] = [];
+  for (let i = 0; i < n; i++) {
+    const role: PaddleRole =
+      i === 0
+        ? { detection: true, detectionThreads: config.threads, recognitionThreads: n > 1 ? 1 : config.threads }
+        : { detection: false, detectionThreads: 0, recognitionThreads: 1 };
+    threads.push(startOcrThread(role, onDead));
+  }
+  let nextId = 1;
+  const backend: OcrBackend = {
+    name: "paddle",
+    async run(image, pass) {
+      if (dead) throw dead;
+      const id = nextId++;
+      const [first, ...rest] = threads;
+      if (!first) throw new Error("no OCR worker");
+      if (rest.length === 0) {
+        const r = await first.request({ type: "run", id, image: wire(image), pass });
+        if (r.type !== "result") throw new Error(`unexpected OCR worker answer ${r.type}`);
+        return r;
+      }
+      const w = wire(image);
+      for (const t of rest) t.post({ type: "load", id, image: w });
+      let det: Awaited<ReturnType<OcrThread["request"]>>;
+      try {
+        det = await first.request({ type: "detect", id, image: w, pass });
+      } catch (e) {
+        for (const t of rest) t.post({ type: "drop", id });
+        throw e;
+      }
+      if (det.type !== "boxes") throw new Error(`unexpected OCR worker answer ${det.type}`);
+      const t0 = performance.now();
+      const parts = splitBoxes(det.boxes, threads.length, pass.recognitionSqueeze);
+      const answers = await Promise.all(
+        threads.map((t, k) => {
+          const idx = parts[k] ?? [];
+          if (idx.length === 0 && k > 0) {
+            t.post({ type: "drop", id });
+            return Promise.resolve(null);
+          }
+          return t.request({ type: "recognize", id, boxes: idx.map((i) => det.boxes[i] as Box), pass });
+        }),
+      );
+      const recognize = performance.now() - t0;
+      const runs: (OcrRun | null)[] = new Array(det.boxes.length).fill(null);
+      const stages: Record<string, number> = { ...det.stages, recognize: Math.round(recognize) };
+      answers.forEach((a, k) => {
+        if (!a) return;
+        if (a.type !== "runs") throw new Error(`unexpected OCR worker answer ${a.type}`);
+        (parts[k] ?? []).forEach((i, j) => {
+          runs[i] = a.runs[j] ?? null;
+        });
+        // sub-stages of recognition are thread time summed over the workers
+        for (const [s, v] of Object.entries(a.stages)) stages[s] = (stages[s] ?? 0) + v;
+      });
+      return { runs: runs.filter((r): r is OcrRun => r !== null), width: det.width, height: det.height, stages };
+    },
+    close: () => Promise.all(threads.map((t) => t.stop())).then(() => {}),
+  };
+  ready = Promise.all(threads.map((t) => t.ready)).then(
+    () => backend,
+    (e: unknown) => {
+      onDead(e instanceof Error ? e : new Error(String(e)));
+      throw e;
+    },
+  );
   return ready;
 }
 
-/** The paddle backend on the calling thread (what the worker runs; `worker: false` runs it in-process). */
-export async function paddleBackend(): Promise<OcrBackend> {
+/** A decoded screenshot as the paddle steps use it. */
+export interface PaddlePixels {
+  rgba: RgbaImage;
+  canvas: import("@napi-rs/canvas").Canvas;
+  /** ms spent decoding */
+  ms: number;
+}
+
+/** The steps of a paddle pass on the calling thread (what each OCR worker runs). */
+export interface PaddleSteps {
+  decode(image: DecodedImage): Promise<PaddlePixels>;
+  /** detection boxes in image pixels, and the time of its stages */
+  detect(pixels: PaddlePixels, maxSide: number): Promise<{ boxes: Box[]; stages: Record<string, number> }>;
+  /** one run per box (null where nothing was read), split into words at ink gaps */
+  recognize(
+    pixels: PaddlePixels,
+    boxes: Box[],
+    pass: PassOptions,
+  ): Promise<{ runs: (OcrRun | null)[]; stages: Record<string, number> }>;
+}
+
+/** The three steps of the library's detector (private in its types, public in its code). */
+interface DetectorSteps {
+  preprocessDetection(canvas: unknown): Promise<{ tensor: Float32Array; width: number; height: number }>;
+  runInference(tensor: Float32Array, width: number, height: number): Promise<Float32Array | null>;
+  postprocessDetection(detection: Float32Array, input: unknown): Box[];
+}
+
+const roundStages = (s: Record<string, number>) =>
+  Object.fromEntries(Object.entries(s).map(([k, v]) => [k, Math.round(v)]));
+
+/** Loads the paddle models for a role (both, with `threads`, unless told otherwise). */
+export async function paddleSteps(
+  role: PaddleRole = { detection: true, detectionThreads: config.threads, recognitionThreads: config.threads },
+): Promise<PaddleSteps> {
   const ort = await import("onnxruntime-node");
-  const { PaddleOcrService } = await import("ppu-paddle-ocr");
+  const { PaddleOcrService, DetectionService } = await import("ppu-paddle-ocr");
   const models = ocrModelPaths();
   const dictionary = loadDictionary(models.dictionary);
-  const threads = config.threads;
-
-  // The subclass reaches the library's recognition session (protected) to decode with positions.
-  class UiOcr extends PaddleOcrService {
-    get recSession() {
-      const s = this.recognitionSession;
-      if (!s) throw new Error("recognition session not initialised");
-      return s;
-    }
-  }
-  const load = (file: string): ArrayBuffer | string => {
-    if (!config.fuseModels) return file;
-    const { bytes } = fuseAffineOps(readFileSync(file));
-    return bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer;
-  };
-  const service = new UiOcr({
-    model: {
-      detection: load(models.detection),
-      recognition: load(models.recognition),
-      // the library only needs a dictionary to initialise; decoding uses `dictionary` above
-      charactersDictionary: new TextEncoder().encode(dictionary.slice(1).join("\n")).buffer as ArrayBuffer,
-    },
-    detection: { maxSideLength: config.detectionMaxSide, minimumAreaThreshold: 20 },
-    session: {
-      executionProviders: ["cpu"],
-      graphOptimizationLevel: "all",
-      intraOpNumThreads: threads,
-      interOpNumThreads: 1,
-      executionMode: "sequential",
-      // idle worker threads sleep instead of spinning: on a shared 2-core host spinning only steals
-      // the CPU the other thread needs
-      extra: config.spinning
-        ? {}
-        : { session: { intra_op: { allow_spinning: "0" }, inter_op: { allow_spinning: "0" } } },
-    },
+  const sessionOptions = (threads: number): import("onnxruntime-node").InferenceSession.SessionOptions => ({
+    executionProviders: ["cpu"],
+    graphOptimizationLevel: "all",
+    intraOpNumThreads: threads,
+    interOpNumThreads: 1,
+    executionMode: "sequential",
+    // idle worker threads sleep instead of spinning: on a shared 2-core host spinning only steals
+    // the CPU the other thread needs
+    extra: config.spinning ? {} : { session: { intra_op: { allow_spinning: "0" }, inter_op: { allow_spinning: "0" } } },
   });
-  await service.initialize();
+  const load = (file: string): Uint8Array => {
+    const raw = readFileSync(file);
+    return config.fuseModels ? fuseAffineOps(raw).bytes : new Uint8Array(raw.buffer, raw.byteOffset, raw.byteLength);
+  };
+  const recSession = await ort.InferenceSession.create(
+    load(models.recognition),
+    sessionOptions(role.recognitionThreads),
+  );
+  let detectors: ((maxSide: number) => DetectorSteps) | null = null;
+  if (role.detection) {
+    // the library's service loads the detector and its box post-processing (OpenCV); it must be given a
+    // recogniser too, which is released at once (the session above is the one used)
+    const detBytes = load(models.detection);
+    const service = new PaddleOcrService({
+      model: {
+        detection: detBytes.buffer.slice(detBytes.byteOffset, detBytes.byteOffset + detBytes.byteLength) as ArrayBuffer,
+        recognition: readFileSync(models.recognition).buffer as ArrayBuffer,
+        // the library only needs a dictionary to initialise; decoding uses `dictionary` above
+        charactersDictionary: new TextEncoder().encode(dictionary.slice(1).join("\n")).buffer as ArrayBuffer,
+      },
+      detection: { maxSideLength: config.detectionMaxSide, minimumAreaThreshold: 20 },
+      session: sessionOptions(role.detectionThreads),
+    });
+    await service.initialize();
+    const internals = service as unknown as {
+      detectionSession: import("onnxruntime-node").InferenceSession;
+      recognitionSession: import("onnxruntime-node").InferenceSession | null;
+      options: { detection: Record<string, unknown> };
+    };
+    await internals.recognitionSession?.release();
+    const bySide = new Map<number, DetectorSteps>();
+    detectors = (maxSide) => {
+      let d = bySide.get(maxSide);
+      if (!d) {
+        d = new DetectionService(
+          internals.detectionSession,
+          { ...internals.options.detection, maxSideLength: maxSide },
+          {},
+          "opencv",
+        ) as unknown as DetectorSteps;
+        bySide.set(maxSide, d);
+      }
+      return d;
+    };
+  }
   const { Image, createCanvas } = await loadCanvasModule();
 
   return {
-    name: "paddle",
-    async run(image, pass) {
+    async decode(image) {
       const t0 = performance.now();
       const img = new Image();
       img.src = image.bytes;
@@ -594,30 +820,62 @@ export async function paddleBackend(): Promise<OcrBackend> {
         height,
         data: new Uint8ClampedArray(raw.buffer, raw.byteOffset, raw.byteLength),
       };
+      return { rgba, canvas, ms: performance.now() - t0 };
+    },
+    async detect(pixels, maxSide) {
+      if (!detectors) throw new Error("this OCR worker has no detector");
+      const { width, height } = pixels.rgba;
+      const detector = detectors(Math.min(maxSide, Math.max(width, height)));
+      const t0 = performance.now();
+      const input = await detector.preprocessDetection(pixels.canvas);
       const t1 = performance.now();
-      const maxSide = Math.min(pass.maxSide, Math.max(width, height));
-      // the library's canvas type is this same @napi-rs/canvas class
-      const { boxes } = await service.detect(canvas as any, { maxSideLength: maxSide });
-      const clean = boxes.map((b) => clampBox(b, width, height)).filter((b) => b.width >= 4 && b.height >= 4);
+      const map = await detector.runInference(input.tensor, input.width, input.height);
       const t2 = performance.now();
+      const found = map ? detector.postprocessDetection(map, input) : [];
+      const boxes = found
+        .filter((b) => b.width > 0 && b.height > 0)
+        .map((b) => clampBox(b, width, height))
+        .filter((b) => b.width >= 4 && b.height >= 4);
+      const t3 = performance.now();
+      return { boxes, stages: roundStages({ "det.resize": t1 - t0, "det.model": t2 - t1, "det.boxes": t3 - t2 }) };
+    },
+    async recognize(pixels, boxes, pass) {
+      const stages = { "rec.crops": 0, "rec.model": 0, "rec.ctc": 0, "rec.words": 0 };
       const runs = await recognizeBoxes(
         ort,
-        service.recSession,
-        rgba,
-        clean,
+        recSession,
+        pixels.rgba,
+        boxes,
         dictionary,
         pass.recognitionBatch,
         pass.recognitionSqueeze,
+        stages,
       );
-      const t3 = performance.now();
-      const split = runs.map((r) => splitRunAtInkGaps(r, rgba));
-      const t4 = performance.now();
-      const stages = { decode: t1 - t0, detect: t2 - t1, recognize: t3 - t2, words: t4 - t3 };
+      const t0 = performance.now();
+      const split = runs.map((r) => (r ? splitRunAtInkGaps(r, pixels.rgba) : null));
+      stages["rec.words"] += performance.now() - t0;
+      return { runs: split, stages: roundStages(stages) };
+    },
+  };
+}
+
+/** The paddle backend on the calling thread (`worker: false`; also what a one-worker pool runs per pass). */
+export async function paddleBackend(role?: PaddleRole): Promise<OcrBackend & { steps: PaddleSteps }> {
+  const steps = await paddleSteps(role);
+  return {
+    name: "paddle",
+    steps,
+    async run(image, pass) {
+      const pixels = await steps.decode(image);
+      const det = await steps.detect(pixels, pass.maxSide);
+      const t1 = performance.now();
+      const rec = await steps.recognize(pixels, det.boxes, pass);
+      const recognize = performance.now() - t1;
       return {
-        runs: split,
-        width,
-        height,
-        stages: Object.fromEntries(Object.entries(stages).map(([k, v]) => [k, Math.round(v)])),
+        runs: rec.runs.filter((r): r is OcrRun => r !== null),
+        width: pixels.rgba.width,
+        height: pixels.rgba.height,
+        stages: { decode: Math.round(pixels.ms), ...det.stages, recognize: Math.round(recognize), ...rec.stages },
       };
     },
   };
@@ -643,7 +901,8 @@ async function recognizeBoxes(
   dictionary: string[],
   batchSize: number,
   squeeze: number,
-): Promise<OcrRun[]> {
+  stages: { "rec.crops": number; "rec.model": number; "rec.ctc": number },
+): Promise<(OcrRun | null)[]> {
   const order = boxes.map((b, i) => ({ b, i, w: recWidth(b, squeeze) })).sort((a, b) => a.w - b.w);
   const runs: (OcrRun | null)[] = new Array(boxes.length).fill(null);
   for (let start = 0; start < order.length; ) {
@@ -657,23 +916,30 @@ async function recognizeBoxes(
     const padW = Math.max(...batch.map((x) => x.w));
     const n = batch.length;
     const plane = REC_HEIGHT * padW;
+    const t0 = performance.now();
     const tensor = new Float32Array(n * 3 * plane);
     batch.forEach((item, k) => {
       fillCrop(image, item.b, item.w, padW, tensor, k * 3 * plane);
     });
     const input = new ort.Tensor("float32", tensor, [n, 3, REC_HEIGHT, padW]);
+    const t1 = performance.now();
     const outputs = await session.run({ [session.inputNames[0] ?? "x"]: input });
+    const t2 = performance.now();
     const out = outputs[session.outputNames[0] ?? ""];
     if (!out) throw new Error("recognition produced no output");
     const [, steps, classes] = out.dims as number[];
     if (!steps || !classes) throw new Error("unexpected recognition output shape");
     const data = out.data as Float32Array;
     batch.forEach((item, k) => {
-      runs[item.i] = decodeRun(data, k * steps * classes, steps, classes, dictionary, item.b, item.w, padW);
+      const r = decodeRun(data, k * steps * classes, steps, classes, dictionary, item.b, item.w, padW);
+      runs[item.i] = r?.chars.some((c) => c.text.trim() !== "") ? r : null;
     });
     input.dispose();
+    stages["rec.crops"] += t1 - t0;
+    stages["rec.model"] += t2 - t1;
+    stages["rec.ctc"] += performance.now() - t2;
   }
-  return runs.filter((r): r is OcrRun => !!r?.chars.some((c) => c.text.trim() !== ""));
+  return runs;
 }
 
 /** Bilinear resize of one box of the image into the tensor (BGR planes). */

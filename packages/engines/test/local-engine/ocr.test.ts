@@ -9,8 +9,10 @@ import {
   loadDictionary,
   localOcrBackend,
   ocrModelPaths,
+  ocrWorkerCount,
   parseTesseractTsv,
   runLocalOcr,
+  splitBoxes,
   warmUpLocalOcr,
   wordsOfRun,
 } from "../../src/local/ocr.ts";
@@ -115,6 +117,35 @@ describe("the paddle backend's thread", () => {
     const r = await runLocalOcr(loadFixture("login").image);
     expect(r.backend).toBe("paddle");
     expect(norm(r.text)).toContain("signin");
+  });
+
+  it("two OCR workers (detection on one, recognition split between both) read what one worker reads", async () => {
+    const f = loadFixture("login");
+    configureLocalOcr({ workers: 1 });
+    try {
+      const one = await runLocalOcr(f.image);
+      configureLocalOcr({ workers: 2 });
+      expect(ocrWorkerCount()).toBe(2);
+      const two = await runLocalOcr(f.image);
+      expect(two.cached).toBe(false);
+      expect(two.runs).toEqual(one.runs);
+      expect(two.words).toEqual(one.words);
+      // the pass reports its stages: detection on the first worker, recognition summed over both
+      for (const stage of ["decode", "det.model", "recognize", "rec.model"])
+        expect(two.stages[stage]).toBeGreaterThan(0);
+    } finally {
+      configureLocalOcr({ workers: 0 });
+    }
+  });
+
+  it("splits boxes between recognisers by crop width, widest first", () => {
+    const box = (width: number) => ({ x: 0, y: 0, width, height: 20 });
+    const boxes = [box(400), box(100), box(300), box(200), box(100)];
+    const parts = splitBoxes(boxes, 2, 1);
+    expect(parts.flat().sort()).toEqual([0, 1, 2, 3, 4]);
+    const load = (p: number[]) => p.reduce((s, i) => s + (boxes[i]?.width ?? 0), 0);
+    expect(parts.map(load).sort()).toEqual([500, 600]);
+    expect(splitBoxes(boxes, 1, 1)).toEqual([[0, 1, 2, 3, 4]]);
   });
 
   it("a closed worker (settings changed) is replaced by a new one on the next pass", async () => {
