@@ -228,9 +228,22 @@ async function enableControllers(root: string, dir: string): Promise<void> {
   }
 }
 
+function parentsOf(layout: CgroupLayout): string[] {
+  return layout.version === 2 ? [layout.parent] : CONTROLLERS.map((c) => layout.parents[c]);
+}
+
 /** Creates (or re-adopts) the machine's cgroup with its limits; returns its cgroup.procs files. */
 export async function setupCgroup(layout: CgroupLayout, name: string, limits: MachineLimits): Promise<string[]> {
   if (!NAME.test(name)) throw new Error(`not a machine cgroup name: ${name}`);
+  try {
+    return await setupCgroupOnce(layout, name, limits);
+  } catch {
+    // the parent was removed as empty by another machine's leave() in between: once more
+    return await setupCgroupOnce(layout, name, limits);
+  }
+}
+
+async function setupCgroupOnce(layout: CgroupLayout, name: string, limits: MachineLimits): Promise<string[]> {
   if (layout.version === 2) {
     await mkdir(layout.parent, { recursive: true });
     await enableControllers(layout.root, layout.parent);
@@ -276,7 +289,12 @@ export async function removeCgroup(layout: CgroupLayout, name: string, timeoutMs
       await rmdir(d).catch(() => {});
     }
     left = left.filter((d) => existsSync(d));
-    if (!left.length) return;
+    if (!left.length) {
+      // the parent goes too once empty (it sits in the service's own cgroup under v1, which a supervisor
+      // may want to remove); the next machine creates it again
+      for (const p of parentsOf(layout)) await rmdir(p).catch(() => {});
+      return;
+    }
     if (Date.now() > deadline)
       throw new Error(`the cgroup ${left.join(", ")} still holds ${(await pidsIn(left[0]!)).length} processes`);
     await new Promise((r) => setTimeout(r, 25));
@@ -294,7 +312,7 @@ export function cgroupExists(layout: CgroupLayout, name: string): boolean {
  * before its cgroup) is never taken for a stale one.
  */
 export async function sweepCgroups(layout: CgroupLayout, live: () => Promise<Set<string>>): Promise<string[]> {
-  const parents = layout.version === 2 ? [layout.parent] : CONTROLLERS.map((c) => layout.parents[c]);
+  const parents = parentsOf(layout);
   const found = new Set<string>();
   for (const p of parents) for (const e of await readdir(p).catch(() => [] as string[])) if (NAME.test(e)) found.add(e);
   const liveHex = await live();
