@@ -29,7 +29,7 @@ export interface MachineLimits {
   cpus: number | null;
 }
 
-/** A Chromium with a few tabs runs ~300-600 threads; an idle desktop ~120 (docs/security.md). */
+/** A fresh desktop with Chromium runs ~120 tasks, each further tab ~12 (docs/security.md). */
 export const DEFAULT_MACHINE_LIMITS: MachineLimits = {
   pids: 2048,
   memory: 4 * 1024 ** 3,
