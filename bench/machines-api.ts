@@ -194,7 +194,8 @@ type Req = (method: string, p: string, body?: unknown, headers?: Record<string, 
  *            driver's result) plus the long poll's answer
  *   driver   the driver program's own loop (apps/driver Driver: checks, state file, result) on a display that
  *            does nothing: adds the driver's bookkeeping
- *   xvfb     the driver program on a real Xvfb display (xdotool moves the pointer), when Xvfb and xdotool exist
+ *   xvfb     the driver program on a real Xvfb display (xdotool moves the pointer), when Xvfb and xdotool exist;
+ *            after one screenshot, so each answer carries the newest frame (include_screenshot's default)
  */
 async function benchExternalRoundTrip(base: string, req: Req, trips: number, root: string) {
   console.log("\n== external machine command round trip on loopback (in turns with a bare HTTP round trip) ==");
@@ -305,11 +306,10 @@ async function benchExternalRoundTrip(base: string, req: Req, trips: number, roo
       const home = path.join(root, "driver-home");
       const display = new DisplayBackend({ display: `:${n}`, home });
       stops.push(() => display.close());
-      targets.push({
-        name: "xvfb",
-        label: "via the driver program on Xvfb (xdotool)",
-        machine: await startDriver("xvfb", display),
-      });
+      const machine = await startDriver("xvfb", display);
+      // one screenshot first: every answer then carries the newest frame, as owners see it by default
+      await req("POST", `/v1/machines/${machine}/actions`, { command: "screenshot" });
+      targets.push({ name: "xvfb", label: "via the driver program on Xvfb (xdotool, with frame)", machine });
     }
 
     const bareTimes: number[] = [];

@@ -205,6 +205,16 @@ export async function postObservation(deps: MachinesDeps, machine: Machine, body
       stored_at: f.storedAt.toISOString(),
     };
   });
+  // committed: the owner's next answers take it from memory (frame-store.ts readFrame)
+  deps.machines.frames.set(machine.id, {
+    frameId: out.frame_id,
+    png: frame.normalized,
+    mime: frame.mime,
+    width: frame.width,
+    height: frame.height,
+    storedAt: now,
+    expiresAt: new Date(now.getTime() + FRAME_RETENTION_SECONDS * 1000),
+  });
   return out;
 }
 

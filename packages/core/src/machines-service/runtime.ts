@@ -84,10 +84,61 @@ export class MachineSignals {
   }
 }
 
+/** A decrypted observation frame kept in memory (the frame store's row stays the record). */
+export interface CachedFrame {
+  frameId: string;
+  png: Buffer;
+  mime: string;
+  width: number;
+  height: number;
+  storedAt: Date;
+  expiresAt: Date;
+}
+
+/**
+ * The newest frame of each external machine whose driver posted it to this process, so that the owner's
+ * answers (an action's screen after it, a screenshot command) skip the frame's read and decryption. Bounded
+ * by total bytes (least recently used out first); a frame is served only under its own id and until it
+ * expires, so another process's newer frame (a different last_frame_id) is read from the database.
+ */
+export class FrameCache {
+  private readonly byMachine = new Map<string, CachedFrame>();
+  private bytes = 0;
+  constructor(private readonly maxBytes = 64 * 1024 * 1024) {}
+
+  set(machineId: string, f: CachedFrame): void {
+    this.drop(machineId);
+    if (f.png.length > this.maxBytes / 4) return;
+    this.byMachine.set(machineId, f);
+    this.bytes += f.png.length;
+    for (const [id, old] of this.byMachine) {
+      if (this.bytes <= this.maxBytes) break;
+      this.byMachine.delete(id);
+      this.bytes -= old.png.length;
+    }
+  }
+
+  get(machineId: string, frameId: string, now: Date): CachedFrame | undefined {
+    const f = this.byMachine.get(machineId);
+    if (!f || f.frameId !== frameId || f.expiresAt <= now) return undefined;
+    this.byMachine.delete(machineId); // most recently used last
+    this.byMachine.set(machineId, f);
+    return f;
+  }
+
+  drop(machineId: string): void {
+    const f = this.byMachine.get(machineId);
+    if (!f) return;
+    this.byMachine.delete(machineId);
+    this.bytes -= f.png.length;
+  }
+}
+
 export class MachinesRuntime {
   readonly managed: MachineProvider | null;
   readonly mock: MachineProvider;
   readonly signals = new MachineSignals();
+  readonly frames = new FrameCache();
   readonly pollIntervalMs: number;
   readonly publicBaseUrl: string | undefined;
   readonly minuteMs: number;

@@ -55,6 +55,7 @@ export async function terminateRow(deps: MachinesDeps, m: Machine, reason: strin
       });
       await tx.machineFrame.deleteMany({ where: { machineId: m.id } });
     });
+    deps.machines.frames.drop(m.id);
     deps.machines.signals.notify(m.id, "results");
     deps.machines.signals.notify(m.id, "commands");
     return;
