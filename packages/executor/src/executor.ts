@@ -109,6 +109,8 @@ class EmbeddedExecutor implements Executor {
     });
     this.timers = new WorkerLoop({
       ...lane,
+      // this process's timers kick the lane when queued; the poll is for other processes' and lease expiries
+      pollIntervalMs: Math.max(lane.pollIntervalMs, 500),
       kinds: TIMER_KINDS,
       concurrency: options.timerConcurrency ?? 4,
       // a fired timer's call runs in this lane; the run's later steps go back to the work lane

@@ -6,7 +6,13 @@ import { type ExecutorContext, LeaseLostError } from "../context.ts";
 import type { SdkHandler } from "../protocol/sdk-handler.ts";
 import { buildCallBody, type CallResult, parseCallResponse, toSerializedError } from "../protocol/wire.ts";
 import { parseRetryAfter } from "../scheduler/duration.ts";
-import { type FunctionRecord, isActiveStatus, type QueueItem, type StepRecord } from "../store/store.ts";
+import {
+  type FunctionRecord,
+  isActiveStatus,
+  type QueueItem,
+  type RunRecord,
+  type StepRecord,
+} from "../store/store.ts";
 import { completeRun, failRun, markRunning } from "./endings.ts";
 import { applyOps, opName } from "./ops.ts";
 import { maxAttemptsOf, retryPlan } from "./retries.ts";
@@ -28,6 +34,13 @@ async function callSdk(deps: StepRunnerDeps, functionId: string, stepId: string,
   }
 }
 
+/**
+ * The run and its steps as the previous call of a continued run left them (the item handed back is the
+ * key): the next call needs no read. Only when nothing else asked for a call of the run meanwhile (the
+ * commit reports it), so nothing else memoized a step; the commit also found the run active.
+ */
+const continued = new WeakMap<QueueItem, { run: RunRecord; steps: StepRecord[] }>();
+
 /** What processing an item may hand back: the run's next call, already leased to this worker. */
 export type NextItem = QueueItem | null;
 
@@ -44,7 +57,9 @@ export async function runCallItem(
 ): Promise<NextItem> {
   const { ctx } = deps;
   const { store, workerId } = ctx;
-  const loaded = await store.loadCall(item.runId);
+  // a run going on in this slot: what the previous call committed is known, unless something else wrote
+  const known = continued.get(item);
+  const loaded = known ?? (await store.loadCall(item.runId));
   const run = loaded?.run;
   const fn = deps.servedFunction(item.functionId);
   if (!run || !isActiveStatus(run.status) || !fn) {
@@ -81,9 +96,24 @@ export async function runCallItem(
       leaseUntil: opts.continueLease ? opts.continueLease() : null,
     });
     if (done) {
-      if (opts.continueLease) return done.item;
-      ctx.kick();
-      return null;
+      if (!opts.continueLease) {
+        ctx.kick();
+        return null;
+      }
+      if (!done.othersWrote) {
+        const step: StepRecord = {
+          runId: run.id,
+          stepId: only.id,
+          seq: done.seq,
+          op: "StepRun",
+          name: opName(only),
+          data: only.data ?? null,
+          error: null,
+          createdAt: done.createdAt,
+        };
+        continued.set(done.item, { run: { ...run, status: "running" }, steps: [...steps, step] });
+      }
+      return done.item;
     }
   }
 
@@ -101,5 +131,6 @@ export async function runCallItem(
       await applyOps(ctx, { tx, run: locked, item, result, maxAttempts, retried: again !== undefined });
     }
   });
+  ctx.kick(); // the answer may have queued timers (sleeps, wait timeouts) or steps
   return null;
 }

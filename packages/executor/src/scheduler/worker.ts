@@ -181,11 +181,11 @@ export class WorkerLoop {
     this.kicked = false;
   }
 
-  /** Lease up to `limit` due items. */
-  private async claimDue(limit: number): Promise<QueueItem[]> {
+  /** Lease up to `limit` due items; also when the next item is due (one round trip). */
+  private async pollDue(limit: number): Promise<{ items: QueueItem[]; nextDueAt: Date | null }> {
     const { store, now, leaseMs, workerId } = this.opts;
     const at = now();
-    const items = await store.claim({
+    const polled = await store.poll({
       workerId,
       now: at,
       leaseUntil: new Date(at.getTime() + leaseMs),
@@ -194,37 +194,25 @@ export class WorkerLoop {
       ...(this.opts.kinds ? { kinds: this.opts.kinds } : {}),
     });
     this.lastPollAt = at;
-    return items;
-  }
-
-  /** How long to idle: until the next item is due, at most pollIntervalMs. */
-  private async nextWait(): Promise<number> {
-    const { store, now, pollIntervalMs, concurrency } = this.opts;
-    let wait = pollIntervalMs;
-    if (this.inFlight.size < concurrency) {
-      try {
-        const next = await store.nextDueAt(this.opts.functionIds(), this.opts.kinds);
-        if (next) wait = Math.max(5, Math.min(pollIntervalMs, next.getTime() - now().getTime()));
-      } catch {
-        // the next claim reports database trouble
-      }
-    }
-    return wait;
+    return polled;
   }
 
   private async loop(): Promise<void> {
-    const { log, pollIntervalMs, concurrency } = this.opts;
+    const { log, pollIntervalMs, concurrency, now } = this.opts;
     let failures = 0;
     while (!this.stopping) {
       const free = concurrency - this.inFlight.size;
+      // idle until the next item is due, at most pollIntervalMs (other processes enqueue too)
+      let wait = pollIntervalMs;
       if (free > 0) {
         try {
-          const items = await this.claimDue(free);
+          const { items, nextDueAt } = await this.pollDue(free);
           if (failures > 0) log.info("claiming work again after database errors", { failures });
           failures = 0;
           this.lastError = null;
           for (const item of items) this.spawn(item);
           if (items.length === free) continue; // more may be due; in-flight completions kick the loop
+          if (nextDueAt) wait = Math.max(5, Math.min(pollIntervalMs, nextDueAt.getTime() - now().getTime()));
         } catch (e) {
           failures++;
           this.lastError = (e as Error).message;
@@ -236,7 +224,7 @@ export class WorkerLoop {
         }
       }
       if (this.stopping) break;
-      await this.idle(await this.nextWait());
+      await this.idle(wait);
     }
   }
 }

@@ -458,6 +458,42 @@ class PrismaStore implements ExecutorStore {
     return claimed.map(rawToItem).sort((a, b) => a.runAt.getTime() - b.runAt.getTime());
   }
 
+  async poll({
+    workerId,
+    now,
+    leaseUntil,
+    limit,
+    functionIds,
+    kinds,
+  }: Parameters<ExecutorStore["poll"]>[0]): Promise<{ items: QueueItem[]; nextDueAt: Date | null }> {
+    if (functionIds.length === 0) return { items: [], nextDueAt: null };
+    const kindFilter = kinds ? Prisma.sql`AND kind IN (${Prisma.join([...kinds])})` : Prisma.empty;
+    const rows = await this.db.$queryRaw<{ items: Raw[]; next_due: Date | string | null }[]>`
+        WITH due AS (
+          SELECT id FROM executor_queue
+          WHERE run_at <= ${now}
+            AND (lease_expires_at IS NULL OR lease_expires_at < ${now})
+            AND function_id IN (${Prisma.join(functionIds)})
+            ${kindFilter}
+          ORDER BY run_at
+          LIMIT ${Math.max(0, limit)}
+          FOR UPDATE SKIP LOCKED
+        ),
+        claimed AS (
+          UPDATE executor_queue q SET lease_owner = ${workerId}, lease_expires_at = ${leaseUntil}
+          FROM due WHERE q.id = due.id
+          RETURNING q.*
+        )
+        SELECT
+          (SELECT COALESCE(json_agg(c), '[]'::json) FROM claimed c) AS items,
+          (SELECT MIN(CASE WHEN lease_expires_at IS NOT NULL AND lease_expires_at > run_at THEN lease_expires_at ELSE run_at END)
+           FROM executor_queue
+           WHERE function_id IN (${Prisma.join(functionIds)}) ${kindFilter} AND id NOT IN (SELECT id FROM due)) AS next_due`;
+    const row = rows[0];
+    const items = (row?.items ?? []).map(rawToItem).sort((a, b) => a.runAt.getTime() - b.runAt.getTime());
+    return { items, nextDueAt: row?.next_due ? rawDate(row.next_due) : null };
+  }
+
   async loadCall(runId: string): Promise<{ run: RunRecord; steps: StepRecord[] } | null> {
     const rows = await this.db.$queryRaw<Raw[]>`
       SELECT r.*, COALESCE((
@@ -482,14 +518,17 @@ class PrismaStore implements ExecutorStore {
     return { run: rawToRun(row), steps };
   }
 
-  async commitStepRun(c: StepRunCommit): Promise<{ item: QueueItem; seq: number; createdAt: Date } | null> {
+  async commitStepRun(
+    c: StepRunCommit,
+  ): Promise<{ item: QueueItem; seq: number; createdAt: Date; othersWrote: boolean } | null> {
     // Each CTE feeds the next, so a failed condition writes nothing: the item locked if still ours
     // (re-checked on its latest version), the run locked if active, the seq taken, the step inserted
     // (ON CONFLICT: memoized meanwhile), and only then the item turned into the next discovery call.
     const step = c.step;
     const rows = await this.db.$queryRaw<Raw[]>`
       WITH mine AS (
-        SELECT id FROM executor_queue WHERE id = ${c.itemId} AND lease_owner = ${c.workerId} AND kind = 'call' FOR UPDATE
+        SELECT id, rediscover FROM executor_queue
+        WHERE id = ${c.itemId} AND lease_owner = ${c.workerId} AND kind = 'call' FOR UPDATE
       ),
       run AS (
         SELECT id FROM executor_runs
@@ -518,13 +557,19 @@ class PrismaStore implements ExecutorStore {
         FROM ins WHERE q.id = ${c.itemId}
         RETURNING q.*
       )
-      SELECT next.*, ins.seq AS step_seq_new, ins.created_at AS step_created_at FROM next, ins`.catch((e: unknown) => {
+      SELECT next.*, ins.seq AS step_seq_new, ins.created_at AS step_created_at, mine.rediscover AS others_wrote
+      FROM next, ins, mine`.catch((e: unknown) => {
       refusedData(e);
       throw e;
     });
     const row = rows[0];
     if (!row) return null;
-    return { item: rawToItem(row), seq: Number(row.step_seq_new), createdAt: rawDate(row.step_created_at) };
+    return {
+      item: rawToItem(row),
+      seq: Number(row.step_seq_new),
+      createdAt: rawDate(row.step_created_at),
+      othersWrote: Boolean(row.others_wrote),
+    };
   }
 
   async heartbeat(itemId: string, workerId: string, leaseUntil: Date): Promise<boolean> {

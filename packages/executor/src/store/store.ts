@@ -244,16 +244,28 @@ export interface ExecutorStore {
     functionIds: string[];
     kinds?: LaneKinds;
   }): Promise<QueueItem[]>;
+  /** claim() and, in the same statement, nextDueAt() of the items left (one round trip per poll). */
+  poll(args: {
+    workerId: string;
+    now: Date;
+    leaseUntil: Date;
+    limit: number;
+    functionIds: string[];
+    kinds?: LaneKinds;
+  }): Promise<{ items: QueueItem[]; nextDueAt: Date | null }>;
   /** The run and its memoized steps (in seq order), in one read. */
   loadCall(runId: string): Promise<{ run: RunRecord; steps: StepRecord[] } | null>;
   /**
    * One statement for StepRunCommit, all or nothing: when the item is still leased to this worker, the run
    * active and the step not memoized yet, memoizes the step (a queued run becomes running) and turns the
    * item into the run's next discovery call, due now: leased to this worker until `leaseUntil`, or free.
-   * Returns the item and the step's seq; null when a condition failed (nothing was memoized: the caller
-   * applies the answer the general way).
+   * Returns the item, the step's seq and whether anything else asked for a call of the run meanwhile
+   * (`othersWrote`: the item was flagged rediscover, e.g. an event resolved a wait); null when a condition
+   * failed (nothing was memoized: the caller applies the answer the general way).
    */
-  commitStepRun(c: StepRunCommit): Promise<{ item: QueueItem; seq: number; createdAt: Date } | null>;
+  commitStepRun(
+    c: StepRunCommit,
+  ): Promise<{ item: QueueItem; seq: number; createdAt: Date; othersWrote: boolean } | null>;
   /** Extend a lease; false when it is no longer ours. */
   heartbeat(itemId: string, workerId: string, leaseUntil: Date): Promise<boolean>;
   /** Give leases back so another worker can take the items at once. */
