@@ -129,7 +129,7 @@ export async function benchMachines() {
       // a still screen: the service answers the PNG it already encoded (framebuffer.ts LastFrame)
       await inTurns([
         ["framebuffer read alone (baseline)", async () => (await fb.readFramebuffer(fbFile, fbUid, screen)).release()],
-        ["capture: read + PNG encode (baseline)", capture],
+        ["capture: read + encode (baseline)", capture],
         ["GET /screenshot (JSON, base64 PNG)", json],
         ["GET /screenshot (Accept: image/png)", png],
       ]);
