@@ -1030,7 +1030,8 @@ function stepActions(
             k: "change",
             d: `open the ${step.app}`,
             sig: sc.signature(),
-            ...(step.app === "terminal" ? { expect: String.raw`(?:@[\w.-]+:\S*\s*[$#]\s*$|^\s*[$#]\s*$)` } : {}),
+            // (the cursor block after the prompt may read as one more character)
+            ...(step.app === "terminal" ? { expect: TERMINAL_PROMPT } : {}),
           }
         : undefined;
       if (g && g.x !== null && g.y !== null) {
@@ -1099,6 +1100,9 @@ function stepActions(
       return { actions: [] };
   }
 }
+
+/** A shell prompt on screen ("user@host:~$", "$"), the cursor block after it possibly read as a character. */
+export const TERMINAL_PROMPT = String.raw`(?:@[\w.-]+:\S*\s*[$#](?:\s?\S)?\s*$|^\s*[$#](?:\s?\S)?\s*$)`;
 
 /** What a window is called in the window list: the desktop's programs by their names, else the title given. */
 export function windowTitles(title: string): string[] {

@@ -180,3 +180,15 @@ describe("pixels of controls", () => {
     expect(looksLikeDropdown(long, box)).toBe(false);
   });
 });
+
+describe("an opened terminal", () => {
+  it("shows a prompt, also when its cursor block reads as one more character", async () => {
+    const { TERMINAL_PROMPT } = await import("./interpreter.ts");
+    const re = new RegExp(TERMINAL_PROMPT, "im");
+    expect(re.test("cua-3a08c4356985@vm:~$")).toBe(true);
+    expect(re.test("cua-3a08c4356985@vm:~$ I")).toBe(true);
+    expect(re.test("cua-3a08c4356985@vm:~$■")).toBe(true);
+    expect(re.test("Welcome to the shop")).toBe(false);
+    expect(re.test("Total: 12$ per month")).toBe(false);
+  });
+});
