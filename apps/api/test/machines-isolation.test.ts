@@ -201,6 +201,7 @@ except OSError as e: print("refused after",n,"errno",e.errno)'`,
       }
       expect(again).toContain("again");
       // tail keeps everything it reads: the kernel kills it inside the machine's 1.5 GiB
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: bash's own ${PIPESTATUS[*]}
       const hog = await term("head -c 3G /dev/zero | tail; echo status=${PIPESTATUS[*]}", id, 120_000);
       expect(hog).toMatch(/status=\d+ 137/);
       expect(await term("echo alive")).toContain("alive");

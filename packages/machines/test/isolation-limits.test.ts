@@ -204,6 +204,7 @@ describe("machine resource limits and private /tmp (real desktops, cgroups)", ()
 
   it("a memory hog is killed inside its machine; the machine, its desktop and the other machine live on", async () => {
     const xvfb = (await provider.processes(a)).find((p) => p.role === "xvfb")!.pid;
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: bash's own ${PIPESTATUS[*]}
     const hog = await term(provider, a, "head -c 3G /dev/zero | tail; echo status=${PIPESTATUS[*]}", 120_000);
     // tail (holding everything it read) is killed by the kernel's OOM killer of the machine's cgroup
     expect(hog.output).toMatch(/status=\d+ 137/);
