@@ -1118,6 +1118,9 @@ export class LocalDesktopProvider implements MachineProvider {
       "--disable-crash-reporter",
       "--password-store=basic",
       "--hide-crash-restore-bubble",
+      // a scroll lands at once: a screenshot right after it shows where the page stopped, not a frame of
+      // an animation (an agent clicked where a button had been a moment before)
+      "--disable-smooth-scrolling",
       "--noerrdialogs",
       "--disable-features=Translate,MediaRouter,DialMediaRouteProvider",
       "--window-position=0,0",

@@ -171,7 +171,14 @@ export function groundInContext(ctx: GroundingContext, description: string): Gro
   if (parsed.ordinal !== null) {
     // "First name" is a label, "the first Edit link" an ordinal: the literal reading wins when it matches
     const literal = groundParsed(ctx, parseDescription(description, { ordinals: false }), description);
-    if (literal.found) return literal;
+    // only when what it matched holds the ordinal word (a quoted 'the last "Delete"' matches any Delete)
+    const words =
+      description
+        .toLowerCase()
+        .match(
+          /\b(?:first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|last|\d{1,2}(?:st|nd|rd|th))\b/g,
+        ) ?? [];
+    if (literal.found && words.some((w) => (literal.matchedText ?? "").toLowerCase().includes(w))) return literal;
   }
   return groundParsed(ctx, parsed, description);
 }

@@ -943,6 +943,15 @@ function stepActions(
     }
     case "scroll-until": {
       const g = ground(`"${step.text}"`);
+      // found after scrolling: the page may still be moving (smooth scrolling); act once it stands still
+      const sig = ctx.screen?.signature();
+      if (g.found && ctx.attempts > 0 && sig !== undefined && sig !== ctx.lastSig && ctx.attempts < 18)
+        return {
+          actions: [{ action_type: "wait", params: { seconds: 0.5 } }],
+          again: true,
+          sig,
+          note: `"${step.text}" is visible; waiting for the page to stand still`,
+        };
       if (g.found) return { actions: [], note: `"${step.text}" is visible` };
       if (ctx.attempts >= 15) throw new GiveUp(`"${step.text}" did not show after scrolling ${ctx.attempts} times`);
       const sc = ctx.screen;
@@ -956,6 +965,7 @@ function stepActions(
           },
         ],
         again: true,
+        sig,
         check: sc
           ? { k: "scroll", d: `scroll ${step.direction} until "${step.text}" shows`, sig: sc.signature() }
           : undefined,

@@ -192,3 +192,18 @@ describe("an opened terminal", () => {
     expect(re.test("Total: 12$ per month")).toBe(false);
   });
 });
+
+describe("an ordinal outside the quotes", () => {
+  it("picks among the quoted label's matches (the literal reading must hold the ordinal word)", () => {
+    const runs = [run("Delete", 300, 150), run("Delete", 300, 220), run("Delete", 360, 290)];
+    const ctx = groundingContext({ runs, width: 1280, height: 720 }, null);
+    expect(groundInContext(ctx, 'the last "Delete" button').y).toBeGreaterThan(280);
+    expect(groundInContext(ctx, 'the second "Delete" button').y).toBeGreaterThan(210);
+    expect(groundInContext(ctx, 'the second "Delete" button').y).toBeLessThan(240);
+    const label = groundingContext(
+      { runs: [run("First name", 100, 100), run("Name", 100, 200)], width: 1280, height: 720 },
+      null,
+    );
+    expect(groundInContext(label, "the First name label").y).toBeLessThan(120);
+  });
+});

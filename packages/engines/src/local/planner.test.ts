@@ -139,8 +139,13 @@ describe("planning goal phrasings (issue 15)", () => {
       { action_type: "scroll", params: { clicks: -5, direction: "vertical", x: 640, y: 360 } },
     ]);
     expect(p.check).toMatchObject({ k: "scroll" });
-    const seen = plan("scroll down until Pricing shows, then click Pricing", [run("Pricing", 10, 500)], {
+    // seen after a scroll: once more, for the page to stand still, then the click
+    const moving = plan("scroll down until Pricing shows, then click Pricing", [run("Pricing", 10, 500)], {
       again: p.again,
+    });
+    expect(moving.actions.map((a) => a.action_type)).toEqual(["wait"]);
+    const seen = plan("scroll down until Pricing shows, then click Pricing", [run("Pricing", 10, 500)], {
+      again: moving.again,
     });
     expect(seen.actions.map((a) => a.action_type)).toEqual(["click"]);
   });
