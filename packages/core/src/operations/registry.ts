@@ -122,7 +122,7 @@ export const operations = [
   resumeRunOp,
   runEventsOp,
   durableServeOp,
-  // machines (static paths before /machines/{id}: trpc-to-openapi matches in this order)
+  // machines (static paths before /machines/{id}: the /v1 catch-all matches in this order)
   machinePricingOp,
   machinesHealthOp,
   provisionMachineOp,
