@@ -124,6 +124,8 @@ describe("openbox config", () => {
       for (const key of ["C-A-e", "C-A-f", "W-e"])
         expect(rc).toContain(`<keybind key="${key}"><action name="Execute">`);
       expect(rc).toContain('<keybind key="C-A-m"><action name="ShowMenu"><menu>root-menu</menu>');
+      // the window list: every window by its title (the local engine's "switch to the X window")
+      expect(rc).toContain('<keybind key="C-A-w"><action name="ShowMenu"><menu>client-list-combined-menu</menu>');
       expect(rc).toContain('<context name="Root"><mousebind button="Right" action="Press"><action name="ShowMenu">');
       expect(rc).toContain("<file>/run/m/openbox-menu.xml</file>");
       expect(rc).not.toContain("debian-menu.xml");
