@@ -121,4 +121,11 @@ describe("embedded defaults", () => {
     expect(svc.output()).toMatch(/LOG_LEVEL/);
     expect(svc.output()).toMatch(/DATABASE_URL: must be a postgresql:\/\/ URL/);
   });
+
+  it("desktop programs under /tmp are refused at start: isolated machines have a /tmp of their own (docs/security.md)", async () => {
+    const svc = spawnService({ ...envFor(), MACHINE_BIN_PATH: "/usr/bin:/tmp/progs" });
+    const code = await new Promise<number | null>((r) => svc.child.on("exit", (c) => r(c)));
+    expect(code).toBe(2);
+    expect(svc.output()).toContain("MACHINE_BIN_PATH: /tmp/progs: isolated machines have a private /tmp");
+  });
 });

@@ -103,8 +103,9 @@ describe("a host that cannot run desktops (issue 10 failures 1 and 7)", () => {
     // badBin: every program, but Xvfb is a file the machine's user cannot execute (root can: the
     // up-front check passes and the spawn itself fails, the path that used to end the service with
     // an unhandled 'error' event); noXvfbBin: every program but Xvfb
-    badBin = await mkdtemp(path.join(os.tmpdir(), "cua-bin-bad-"));
-    noXvfbBin = await mkdtemp(path.join(os.tmpdir(), "cua-bin-none-"));
+    // not under /tmp: isolated machines have a /tmp of their own (the service refuses such a MACHINE_BIN_PATH)
+    badBin = await mkdtemp("/var/lib/cua-bin-bad-");
+    noXvfbBin = await mkdtemp("/var/lib/cua-bin-none-");
     for (const dir of [badBin, noXvfbBin]) {
       spawnSync("chmod", ["755", dir]);
       for (const r of REQUIREMENTS) {

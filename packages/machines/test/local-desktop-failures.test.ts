@@ -60,7 +60,8 @@ describe("desktop start failures and cleanup (issue 10)", () => {
   beforeAll(async () => {
     root = await mkdtemp(path.join(os.tmpdir(), "cua-machines-fail-"));
     // a PATH with every program of the provider except Xvfb
-    binDir = await mkdtemp(path.join(os.tmpdir(), "cua-bin-"));
+    // not under /tmp: an isolated machine has a /tmp of its own and would not find the programs
+    binDir = await mkdtemp("/var/lib/cua-bin-");
     await chmod(binDir, 0o755);
     for (const r of REQUIREMENTS) {
       const found = resolveBinary(r.binary);
@@ -113,7 +114,7 @@ describe("desktop start failures and cleanup (issue 10)", () => {
 
   // issue 15: the file manager and text editor are extras of the desktop, reported but never blocking it
   it("PATH without the file manager and the text editor: ready, health names them, the desktop starts", async () => {
-    const dir = await mkdtemp(path.join(os.tmpdir(), "cua-bin-noextras-"));
+    const dir = await mkdtemp("/var/lib/cua-bin-noextras-");
     await chmod(dir, 0o755);
     try {
       for (const r of REQUIREMENTS) {
