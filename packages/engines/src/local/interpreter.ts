@@ -872,7 +872,16 @@ function stepActions(
         if (ctx.attempts === 0)
           return { actions: [click(g.x, g.y)], again: true, note: `opened the ${step.target} list` };
         const opt = ground(`"${step.text}"`);
-        if (!opt.found || opt.x === null || opt.y === null) throw new NotFound(step.text, opt);
+        if (!opt.found || opt.x === null || opt.y === null) {
+          // the list may open a moment late on a busy machine: look again (twice) before giving up
+          if (ctx.attempts < 3)
+            return {
+              actions: [{ action_type: "wait", params: { seconds: 1 } }],
+              again: true,
+              note: `"${step.text}" is not in the ${step.target} list yet`,
+            };
+          throw new NotFound(step.text, opt);
+        }
         const inBox = opt.x >= box.x && opt.x <= box.x + box.width && opt.y >= box.y && opt.y <= box.y + box.height;
         if (inBox)
           return { actions: [{ action_type: "key_press", params: { keys: ["escape"] } }], note: "already chosen" };
@@ -1000,7 +1009,8 @@ function stepActions(
       const option = verbal ?? ground(step.option);
       if (option.found && option.x !== null && option.y !== null) {
         // a radio or checkbox beside the option's label: click the control and check it is selected
-        const control = verbal ? null : ground(`the radio next to "${step.option}"`);
+        // (not in a list this step just opened: its entries are what to click)
+        const control = verbal || ctx.attempts > 0 ? null : ground(`the radio next to "${step.option}"`);
         const target = control?.found && control.element === "control" ? control : option;
         const p = clamp(target.x ?? option.x, target.y ?? option.y);
         return {
@@ -1112,7 +1122,7 @@ function stepActions(
 }
 
 /** A shell prompt on screen ("user@host:~$", "$"), the cursor block after it possibly read as a character. */
-export const TERMINAL_PROMPT = String.raw`(?:@[\w.-]+:\S*\s*[$#](?:\s?\S)?\s*$|^\s*[$#](?:\s?\S)?\s*$)`;
+export const TERMINAL_PROMPT = String.raw`(?:@[\w.-]+\s?:\s?\S*\s*[$#](?:\s?\S)?\s*$|^\s*[$#](?:\s?\S)?\s*$)`;
 
 /** What a window is called in the window list: the desktop's programs by their names, else the title given. */
 export function windowTitles(title: string): string[] {

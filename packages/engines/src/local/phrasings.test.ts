@@ -187,6 +187,7 @@ describe("an opened terminal", () => {
     const re = new RegExp(TERMINAL_PROMPT, "im");
     expect(re.test("cua-3a08c4356985@vm:~$")).toBe(true);
     expect(re.test("cua-3a08c4356985@vm:~$ I")).toBe(true);
+    expect(re.test("cua-83cd76e8b443@vm : ~$")).toBe(true);
     expect(re.test("cua-3a08c4356985@vm:~$■")).toBe(true);
     expect(re.test("Welcome to the shop")).toBe(false);
     expect(re.test("Total: 12$ per month")).toBe(false);
