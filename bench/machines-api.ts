@@ -350,13 +350,13 @@ async function benchExternalRoundTrip(base: string, req: Req, trips: number, roo
     const bare50 = percentile(bareTimes, 50);
     const load = os.loadavg()[0]!.toFixed(1);
     console.log(
-      `${"bare loopback HTTP round trip (Fastify POST)".padEnd(62)}p50 ${fmt(bare50)}  p99 ${fmt(percentile(bareTimes, 99))}  (${bareTimes.length})`,
+      `${"bare loopback HTTP round trip (Fastify POST)".padEnd(64)}p50 ${fmt(bare50)}  p99 ${fmt(percentile(bareTimes, 99))}  (${bareTimes.length})`,
     );
     for (const t of targets) {
       const v = times[t.name]!.sort((x, y) => x - y);
       const p50 = percentile(v, 50);
       console.log(
-        `${`POST /actions ${t.label}`.padEnd(62)}p50 ${fmt(p50)}  p99 ${fmt(percentile(v, 99))}  (${v.length}; ${(p50 / bare50).toFixed(1)}x bare p50)`,
+        `${`POST /actions ${t.label}`.padEnd(64)}p50 ${fmt(p50)}  p99 ${fmt(percentile(v, 99))}  (${v.length}; ${(p50 / bare50).toFixed(1)}x bare p50)`,
       );
     }
     console.log(`(1-minute load average ${load} on ${os.cpus().length} cores)`);
