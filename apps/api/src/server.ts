@@ -28,7 +28,6 @@ export const BODY_LIMIT = 15 * 1024 * 1024; // SPEC.md "Limits": 15,728,640 byte
 
 declare module "fastify" {
   interface FastifyRequest {
-    rawBody?: Buffer;
     svcCtx?: Ctx;
   }
 }
@@ -110,14 +109,13 @@ export async function buildServer(deps: AppDeps): Promise<FastifyInstance> {
     }
   });
 
-  // JSON with the raw bytes kept (webhook HMAC checks need them); an empty body is "no input".
+  // JSON; an empty body is "no input" (the webhook route keeps its raw bytes with a parser of its own).
   app.removeAllContentTypeParsers();
   app.addContentTypeParser(
     "application/json",
     { parseAs: "buffer" },
     (req: FastifyRequest, body: Buffer | string, done: (err: Error | null, body?: unknown) => void) => {
       const buf = Buffer.isBuffer(body) ? body : Buffer.from(body);
-      req.rawBody = buf;
       if (buf.length === 0) return done(null, undefined);
       let value: unknown;
       try {
