@@ -114,7 +114,7 @@ export async function buildServer(deps: AppDeps): Promise<FastifyInstance> {
   app.addContentTypeParser(
     "application/json",
     { parseAs: "buffer" },
-    (req: FastifyRequest, body: Buffer | string, done: (err: Error | null, body?: unknown) => void) => {
+    (_req: FastifyRequest, body: Buffer | string, done: (err: Error | null, body?: unknown) => void) => {
       const buf = Buffer.isBuffer(body) ? body : Buffer.from(body);
       if (buf.length === 0) return done(null, undefined);
       let value: unknown;
