@@ -43,8 +43,10 @@ import type {
 } from "./types.ts";
 import { getRunView, waitForRunView } from "./views.ts";
 
-/** The lanes: each claims its own kinds of items with slots of its own (docs/executor.md "Lanes"). */
-const WORK_KINDS = ["call", "step"] as const;
+/**
+ * The lanes (docs/executor.md "Lanes"): the timer lane claims only timers, with slots of its own, so that
+ * runs never hold every slot a timer could use; the work lane claims everything, due timers first.
+ */
 const TIMER_KINDS = ["sleep", "wait_timeout", "cron"] as const;
 
 const consoleLogger: ExecutorLogger = {
@@ -103,7 +105,8 @@ class EmbeddedExecutor implements Executor {
     };
     this.worker = new WorkerLoop({
       ...lane,
-      kinds: WORK_KINDS,
+      // every kind, due timers first: the timer lane's slots are a floor for timers, not a ceiling
+      first: TIMER_KINDS,
       concurrency: options.concurrency ?? 8,
       process: (item, isAbandoned, chainLease) => this.process(item, isAbandoned, chainLease),
     });

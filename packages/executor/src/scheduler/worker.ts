@@ -27,6 +27,8 @@ export interface WorkerOptions {
   functionIds(): string[];
   /** the item kinds this lane claims (undefined: every kind) */
   kinds?: LaneKinds;
+  /** kinds claimed before any other due item */
+  first?: LaneKinds;
   /** how long one slot may go on with a run's next items before leaving them to the queue (default 2 s) */
   chainMs?: number;
   /**
@@ -192,6 +194,7 @@ export class WorkerLoop {
       limit,
       functionIds: this.opts.functionIds(),
       ...(this.opts.kinds ? { kinds: this.opts.kinds } : {}),
+      ...(this.opts.first ? { first: this.opts.first } : {}),
     });
     this.lastPollAt = at;
     return polled;

@@ -465,9 +465,13 @@ class PrismaStore implements ExecutorStore {
     limit,
     functionIds,
     kinds,
+    first,
   }: Parameters<ExecutorStore["poll"]>[0]): Promise<{ items: QueueItem[]; nextDueAt: Date | null }> {
     if (functionIds.length === 0) return { items: [], nextDueAt: null };
     const kindFilter = kinds ? Prisma.sql`AND kind IN (${Prisma.join([...kinds])})` : Prisma.empty;
+    const order = first?.length
+      ? Prisma.sql`ORDER BY (kind IN (${Prisma.join([...first])})) DESC, run_at`
+      : Prisma.sql`ORDER BY run_at`;
     const rows = await this.db.$queryRaw<{ items: Raw[]; next_due: Date | string | null }[]>`
         WITH due AS (
           SELECT id FROM executor_queue
@@ -475,7 +479,7 @@ class PrismaStore implements ExecutorStore {
             AND (lease_expires_at IS NULL OR lease_expires_at < ${now})
             AND function_id IN (${Prisma.join(functionIds)})
             ${kindFilter}
-          ORDER BY run_at
+          ${order}
           LIMIT ${Math.max(0, limit)}
           FOR UPDATE SKIP LOCKED
         ),

@@ -244,7 +244,10 @@ export interface ExecutorStore {
     functionIds: string[];
     kinds?: LaneKinds;
   }): Promise<QueueItem[]>;
-  /** claim() and, in the same statement, nextDueAt() of the items left (one round trip per poll). */
+  /**
+   * claim() and, in the same statement, nextDueAt() of the items left (one round trip per poll). Items of
+   * `first` kinds are claimed before any other due item.
+   */
   poll(args: {
     workerId: string;
     now: Date;
@@ -252,6 +255,7 @@ export interface ExecutorStore {
     limit: number;
     functionIds: string[];
     kinds?: LaneKinds;
+    first?: LaneKinds;
   }): Promise<{ items: QueueItem[]; nextDueAt: Date | null }>;
   /** The run and its memoized steps (in seq order), in one read. */
   loadCall(runId: string): Promise<{ run: RunRecord; steps: StepRecord[] } | null>;
