@@ -7,7 +7,6 @@ import { CoreError } from "@cua/base/errors";
 import type { Machine } from "@cua/db/generated";
 import type { MachineScope } from "@cua/machines/commands";
 import {
-  BROWSER_OP_SCOPE,
   batchScopes,
   checkOnScreen,
   commandScope,
@@ -21,7 +20,6 @@ import {
   parseTerminal,
   parseTimeout,
   runBatch,
-  TERMINAL_SCOPE,
 } from "@cua/machines/commands";
 import type { BatchResult, CommandResult, OpResult } from "@cua/machines/provider";
 import { dispatchExternal, outcomeToCommand, outcomeToOp } from "./external-dispatch.ts";
