@@ -330,6 +330,43 @@ describe("local desktop provider (real Xvfb desktop)", () => {
     expect(await domText(provider, handle, "#out", `clicked:${before + 10}`)).toBe(`clicked:${before + 10}`);
   }, 60_000);
 
+  it("a login form's submit brings up no save-password bubble: the Chromium policies are in place (issue 15)", async () => {
+    // written before the browser started, and what Chromium reads (every machine sees the host's /etc)
+    expect(JSON.parse(await readFile(DEFAULT_CHROMIUM_POLICY_FILE, "utf8"))).toEqual(CHROMIUM_POLICIES);
+    const nav = await provider.browser(handle, "navigate", { url: `${base}/login` });
+    expect(nav).toMatchObject({ success: true, result: { title: "Log in" } });
+    const els = (await provider.browser(handle, "clickables", {})).result.elements as {
+      selector: string;
+      screen_x: number;
+      screen_y: number;
+    }[];
+    const at = (sel: string) => els.find((e) => e.selector === sel)!;
+    await provider.execute(handle, "click", { x: at("#user").screen_x, y: at("#user").screen_y });
+    await provider.execute(handle, "type", { text: "ada" });
+    await provider.execute(handle, "click", { x: at("#pass").screen_x, y: at("#pass").screen_y });
+    await provider.execute(handle, "type", { text: "hunter2-secret" });
+    await provider.execute(handle, "click", { x: at("#go").screen_x, y: at("#go").screen_y });
+    let title = "";
+    for (let i = 0; i < 50 && title !== "Welcome"; i++) {
+      title = String((await provider.browser(handle, "state", {})).result.title);
+      if (title !== "Welcome") await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(title).toBe("Welcome");
+    // the bubble would open under the address bar's right end, over the page's plain white right half
+    await new Promise((r) => setTimeout(r, 1500));
+    const shot = decodePng((await provider.screenshot(handle)).png);
+    let marked = 0;
+    for (let y = 100; y < 500; y += 2) {
+      for (let x = 640; x < 1270; x += 2) {
+        const i = (y * shot.width + x) * 4;
+        if (Math.min(shot.data[i]!, shot.data[i + 1]!, shot.data[i + 2]!) < 235) marked++;
+      }
+    }
+    expect(marked).toBe(0);
+    // later tests expect the test page in the browser
+    await provider.browser(handle, "navigate", { url: `${base}/page` });
+  });
+
   it("browser ops: CDP click/type, tabs, wait, scroll, screenshot, execute", async () => {
     expect((await provider.browser(handle, "click", { selector: "#btn" })).success).toBe(true);
     expect((await provider.browser(handle, "dom", { selector: "#out" })).result.text).toMatch(/^clicked:\d+$/);
@@ -521,41 +558,6 @@ describe("local desktop provider (real Xvfb desktop)", () => {
     for (const entry of ["Terminal", "File manager", "Text editor", "Browser"]) expect(text).toContain(entry);
     await provider.execute(handle, "key_press", { keys: ["escape"] });
     await provider.terminal(handle, { command: "xdotool search --class chromium windowactivate --sync || true" });
-  });
-
-  it("a login form's submit brings up no save-password bubble: the Chromium policies are in place (issue 15)", async () => {
-    // written before the browser started, and what Chromium reads (every machine sees the host's /etc)
-    expect(JSON.parse(await readFile(DEFAULT_CHROMIUM_POLICY_FILE, "utf8"))).toEqual(CHROMIUM_POLICIES);
-    const nav = await provider.browser(handle, "navigate", { url: `${base}/login` });
-    expect(nav).toMatchObject({ success: true, result: { title: "Log in" } });
-    const els = (await provider.browser(handle, "clickables", {})).result.elements as {
-      selector: string;
-      screen_x: number;
-      screen_y: number;
-    }[];
-    const at = (sel: string) => els.find((e) => e.selector === sel)!;
-    await provider.execute(handle, "click", { x: at("#user").screen_x, y: at("#user").screen_y });
-    await provider.execute(handle, "type", { text: "ada" });
-    await provider.execute(handle, "click", { x: at("#pass").screen_x, y: at("#pass").screen_y });
-    await provider.execute(handle, "type", { text: "hunter2-secret" });
-    await provider.execute(handle, "click", { x: at("#go").screen_x, y: at("#go").screen_y });
-    let title = "";
-    for (let i = 0; i < 50 && title !== "Welcome"; i++) {
-      title = String((await provider.browser(handle, "state", {})).result.title);
-      if (title !== "Welcome") await new Promise((r) => setTimeout(r, 100));
-    }
-    expect(title).toBe("Welcome");
-    // the bubble would open under the address bar's right end, over the page's plain white right half
-    await new Promise((r) => setTimeout(r, 1500));
-    const shot = decodePng((await provider.screenshot(handle)).png);
-    let marked = 0;
-    for (let y = 100; y < 500; y += 2) {
-      for (let x = 640; x < 1270; x += 2) {
-        const i = (y * shot.width + x) * 4;
-        if (Math.min(shot.data[i]!, shot.data[i + 1]!, shot.data[i + 2]!) < 235) marked++;
-      }
-    }
-    expect(marked).toBe(0);
   });
 
   it("file ops: relative paths stay in the home (.. and symlink escapes are 422); absolute paths reach what the machine user may touch", async () => {
