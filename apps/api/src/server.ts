@@ -5,6 +5,7 @@
 import { isAscii } from "node:buffer";
 import { CoreError } from "@cua/base/errors";
 import { newRequestId } from "@cua/base/ids";
+import { putPredecoded } from "@cua/base/images/screenshot";
 import fastifyCompress from "@fastify/compress";
 import { fastifyTRPCPlugin } from "@trpc/server/adapters/fastify";
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from "fastify";
@@ -20,6 +21,7 @@ import {
 } from "./http/hostile-input.ts";
 import { buildOpenApiDocument } from "./http/openapi.ts";
 import { ReplayedResponse, renderError, toCoreError } from "./http/render-error.ts";
+import { parseScreenshotBody } from "./http/screenshot-body.ts";
 import { registerV1Routes } from "./http/v1-routes.ts";
 import { baseUrlOf, type Ctx, createContextFactory, whereOf } from "./trpc/context.ts";
 import { appRouter } from "./trpc/router.ts";
@@ -29,6 +31,8 @@ export const BODY_LIMIT = 15 * 1024 * 1024; // SPEC.md "Limits": 15,728,640 byte
 declare module "fastify" {
   interface FastifyRequest {
     svcCtx?: Ctx;
+    /** drops the screenshot the JSON parser decoded for this request, if still unused (screenshot-body.ts) */
+    releaseScreenshot?: () => void;
   }
 }
 
@@ -114,9 +118,19 @@ export async function buildServer(deps: AppDeps): Promise<FastifyInstance> {
   app.addContentTypeParser(
     "application/json",
     { parseAs: "buffer" },
-    (_req: FastifyRequest, body: Buffer | string, done: (err: Error | null, body?: unknown) => void) => {
+    (req: FastifyRequest, body: Buffer | string, done: (err: Error | null, body?: unknown) => void) => {
       const buf = Buffer.isBuffer(body) ? body : Buffer.from(body);
       if (buf.length === 0) return done(null, undefined);
+      // a large top-level screenshot: decoded from the bytes, not copied through a body string and JSON.parse
+      // (http/screenshot-body.ts; null when the plain parse below must decide)
+      const fast = parseScreenshotBody(buf);
+      if (fast) {
+        const bad = inspectJson(fast.value, fast.hasEscape);
+        if (bad) return done(bad, undefined);
+        const release = putPredecoded(fast.screenshot, fast.bytes);
+        req.releaseScreenshot = release;
+        return done(null, fast.value);
+      }
       let value: unknown;
       try {
         // an all-ASCII body (any JSON whose non-ASCII is \u-escaped, a base64 screenshot) decodes as latin1: the
@@ -196,7 +210,11 @@ export async function buildServer(deps: AppDeps): Promise<FastifyInstance> {
     },
   });
 
+  // a screenshot the parser decoded and nothing used (the call was refused before its use case) goes now
+  const releaseScreenshot = async (req: FastifyRequest) => req.releaseScreenshot?.();
+  app.addHook("onRequestAbort", releaseScreenshot);
   app.addHook("onResponse", async (req, reply) => {
+    req.releaseScreenshot?.();
     const ctx = req.svcCtx;
     if (!ctx?.principal || !ctx.endpoint) return;
     deps.usage.record({

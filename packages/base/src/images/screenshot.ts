@@ -208,6 +208,60 @@ export function readImageHeader(bytes: Buffer): { mime: DecodedImage["mime"]; wi
   return "the data is neither a PNG nor a JPEG image";
 }
 
+// ---------- screenshots decoded before the use case ----------
+//
+// The API's JSON body parser can decode a large screenshot straight from the request's bytes (issue 16:
+// JSON.parse copying the 345 KB string was a fifth of predict's profile) and leave the bytes here for
+// decodeScreenshot. The store is keyed by the screenshot's text itself (a Map compares strings by content, so
+// a hit is the decode of exactly the string asked about, whoever stored it), an entry is taken at most once
+// (each request gets bytes of its own), and it stays bounded: the parser releases what its request did not
+// use when the answer is sent, and past PREDECODED_MAX_BYTES the oldest entries go first (a request whose
+// entry went decodes again, as without the store).
+
+/** Screenshots shorter than this are not worth storing: decodeScreenshot decodes them itself. */
+export const PREDECODED_MIN_CHARS = 16 * 1024;
+const PREDECODED_MAX_BYTES = 32 * 1024 * 1024;
+const predecoded = new Map<string, Buffer>();
+let predecodedBytes = 0;
+
+function dropPredecoded(s: string): void {
+  const b = predecoded.get(s);
+  if (!b) return;
+  predecoded.delete(s);
+  predecodedBytes -= b.length;
+}
+
+/**
+ * Leaves `bytes` for decodeScreenshot(screenshot). The caller vouches that `bytes` is the decode of
+ * `screenshot` (after its exact data URI prefix, if any) and that this base64 passed isStrictBase64.
+ * Returns the release to call when the request is over (a no-op once taken or replaced).
+ */
+export function putPredecoded(screenshot: string, bytes: Buffer): () => void {
+  if (screenshot.length < PREDECODED_MIN_CHARS || bytes.length > PREDECODED_MAX_BYTES) return () => {};
+  dropPredecoded(screenshot);
+  predecoded.set(screenshot, bytes);
+  predecodedBytes += bytes.length;
+  for (const k of predecoded.keys()) {
+    if (predecodedBytes <= PREDECODED_MAX_BYTES) break;
+    dropPredecoded(k);
+  }
+  return () => {
+    if (predecoded.get(screenshot) === bytes) dropPredecoded(screenshot);
+  };
+}
+
+function takePredecoded(s: string): Buffer | undefined {
+  if (s.length < PREDECODED_MIN_CHARS || predecoded.size === 0) return undefined;
+  const b = predecoded.get(s);
+  if (b) dropPredecoded(s);
+  return b;
+}
+
+/** How many screenshots are stored now (tests: nothing stays behind a request). */
+export function predecodedCount(): number {
+  return predecoded.size;
+}
+
 /**
  * Decodes a caller's screenshot: raw base64 or an exact PNG/JPEG data URI.
  * 400 INVALID_SCREENSHOT / 413 PAYLOAD_TOO_LARGE, with details path `field`.
@@ -241,8 +295,9 @@ export function decodeScreenshot(s: string, field = "body.screenshot"): DecodedI
   // it holds no "-" or "_", and its last quantum is canonical (encodes back from its bytes). One native decode
   // and two native scans: a third of decoding and encoding back the whole string (issue 16, predict's 345 KB
   // body). Only a refused string is scanned in JS, for the reason.
-  const bytes = Buffer.from(b64, "base64");
-  if (!isStrictBase64(b64, bytes)) throw invalid(field, base64Problem(b64) ?? "invalid base64");
+  const known = takePredecoded(s);
+  const bytes = known ?? Buffer.from(b64, "base64");
+  if (!known && !isStrictBase64(b64, bytes)) throw invalid(field, base64Problem(b64) ?? "invalid base64");
   const header = readImageHeader(bytes);
   if (typeof header === "string") throw invalid(field, header);
   if (declared && declared !== header.mime)
