@@ -2,7 +2,7 @@
 //   GET  /v1/machines/{id}/screenshot     JSON, or the raw PNG with `Accept: image/png` (the console's
 //                                         live view); runs the operation's compiled chain (auth, scope, limits)
 //   the external-machine driver protocol  device-token routes with their own rate limits (SPEC "Limits"):
-//     (their OpenAPI entries come from the registry: packages/machines/src-service/driver-protocol.op.ts)
+//     (their OpenAPI entries come from the registry: packages/core/src/machines-service/driver-protocol.op.ts)
 //     GET  /v1/machines/{id}/commands     long poll
 //     POST /v1/machines/{id}/observations
 //     POST /v1/machines/{id}/commands/{command_id}/results
