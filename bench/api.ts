@@ -2,7 +2,16 @@
 // database) next to a bare Fastify handler measured in the same run, as ratios.
 //   npm run bench -- api
 import { randomUUID } from "node:crypto";
-import { type Figures, load, loadInterleaved, percentile, row, spawnAndWait, startBenchService } from "./lib.ts";
+import {
+  type Figures,
+  load,
+  loadInterleaved,
+  percentile,
+  reportTarget,
+  row,
+  spawnAndWait,
+  startBenchService,
+} from "./lib.ts";
 
 export async function benchApi() {
   const svc = await startBenchService();
@@ -21,6 +30,22 @@ export async function benchApi() {
     console.log(row("bare Fastify GET (static JSON)", bareGet));
     console.log(row("GET /v1/models", models, bareGet));
     console.log(row("GET /v1/usage", usage, bareGet));
+    const ratio = (f: Figures) => f.rps / bareGet.rps;
+    const bareFig = `bare GET ${bareGet.rps.toFixed(0)} req/s`;
+    reportTarget({
+      row: "GET /v1/models vs bare Fastify GET, 20 connections",
+      value: `${ratio(models).toFixed(2)}x`,
+      baseline: bareFig,
+      target: ">= 0.25x",
+      met: ratio(models) >= 0.25,
+    });
+    reportTarget({
+      row: "GET /v1/usage vs bare",
+      value: `${ratio(usage).toFixed(2)}x`,
+      baseline: bareFig,
+      target: ">= 0.2x",
+      met: ratio(usage) >= 0.2,
+    });
     const barePost = await load({
       url: `${bareUrl}/bare`,
       method: "POST",
