@@ -55,6 +55,11 @@ describe("takes the common bodies", () => {
       "a nested screenshot after the root's",
       `{"screenshot":"${B64}","trajectory":[{"screenshot":"${B64}","actions":[]}]}`,
     ],
+    [
+      "a short nested screenshot before the root's",
+      `{"trajectory":[{"screenshot":"QUJD","actions":[]}],"screenshot":"${B64}"}`,
+    ],
+    ["the word as a value before the key", `{"a":"screenshot","b":["screenshot"],"screenshot":"${B64}"}`],
     ["a __proto__ field", `{"__proto__":{"a":1},"screenshot":"${B64}"}`],
     [
       "a NUL in another field (the parser's inspection refuses it after)",

@@ -44,18 +44,25 @@ const isWs = (c: number | undefined) => c === 0x20 || c === 0x0a || c === 0x0d |
 /** The body parsed with its screenshot decoded from the bytes, or null: parse it the plain way. */
 export function parseScreenshotBody(buf: Buffer): ScreenshotBody | null {
   if (buf.length < PREDECODED_MIN_CHARS) return null;
-  const k = buf.indexOf(KEY);
-  if (k < 0) return null;
-  let i = k + KEY.length;
-  while (isWs(buf[i])) i++;
-  if (buf[i] !== 0x3a) return null; // :
-  i++;
-  while (isWs(buf[i])) i++;
-  if (buf[i] !== 0x22) return null; // "
-  const start = i + 1;
-  const end = buf.indexOf(0x22, start);
-  if (end < 0) return null;
+  // the first `"screenshot": "<16 KB or more>` in the bytes (an earlier short value or a "screenshot" that is not
+  // followed by a colon is skipped; whether the one found is the root's own is decided after the parse)
+  let start = -1;
+  let end = -1;
   let prefix = 0;
+  for (let k = buf.indexOf(KEY); k >= 0 && start < 0; k = buf.indexOf(KEY, k + 1)) {
+    let i = k + KEY.length;
+    while (isWs(buf[i])) i++;
+    if (buf[i] !== 0x3a) continue; // :
+    i++;
+    while (isWs(buf[i])) i++;
+    if (buf[i] !== 0x22) continue; // "
+    const close = buf.indexOf(0x22, i + 1);
+    if (close < 0) return null;
+    if (close - (i + 1) < PREDECODED_MIN_CHARS) continue;
+    start = i + 1;
+    end = close;
+  }
+  if (start < 0) return null;
   if (buf.subarray(start, start + DATA.length).equals(DATA)) {
     const p = DATA_PREFIXES.find((d) => buf.subarray(start, start + d.length).equals(d));
     if (!p) return null;
