@@ -167,6 +167,24 @@ describe("a large screenshot decoded from the body's bytes answers as the plain 
     expect(r.status).toBe(401);
   });
 
+  it("as an event stream (a hijacked reply) refused before the use case: nothing stays behind", async () => {
+    const raw = `{"screenshot":"${BIG}","instruction":"click 1,2"}`;
+    const bad = await call(s.url, "POST", "/v1/predict", {
+      key: "sk_test_nope",
+      raw,
+      headers: { "Content-Type": "application/json", Accept: "text/event-stream" },
+    });
+    expect(bad.text).toContain("event: error");
+    expect(predecodedCount()).toBe(0);
+    const ok = await call(s.url, "POST", "/v1/predict", {
+      key: acct.test_key,
+      raw,
+      headers: { "Content-Type": "application/json", Accept: "text/event-stream" },
+    });
+    expect(ok.text).toContain("event: result");
+    expect(predecodedCount()).toBe(0);
+  });
+
   it("an 8 MB screenshot (under the 10,485,760-character cap) is accepted", async () => {
     const w = 1400;
     const h = 1300;
