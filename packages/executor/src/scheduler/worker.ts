@@ -1,18 +1,11 @@
-// The worker loop of one lane: leases. It claims due items of the functions this process serves and of
-// the lane's kinds (SELECT ... FOR UPDATE SKIP LOCKED), at most `concurrency` at once, renews each lease
-// every third of `leaseMs` while the item is processed, and sleeps until the next item is due (at most
-// `pollIntervalMs`) or until kick() says new work may be due. Processing an item may hand back the run's
-// next item, already leased to this worker (a run going on from one step to the next): the slot goes on
-// with it at once, without a claim or a poll, for at most `chainMs`; then the item is left to the queue,
-// behind the work that waited meanwhile. A worker that dies leaves its leases to expire; another worker
-// (or the restarted process) takes the items over. stop() waits for the items in flight, then gives the
+// The worker loop: leases. It claims due items of the functions this process serves (SELECT ... FOR
+// UPDATE SKIP LOCKED), at most `concurrency` at once, renews each lease every third of `leaseMs` while
+// the item is processed, and sleeps until the next item is due (at most `pollIntervalMs`) or until
+// kick() says new work may be due. A worker that dies leaves its leases to expire; another worker (or
+// the restarted process) takes the items over. stop() waits for the items in flight, then gives the
 // leases of the ones still running back.
 import { LeaseLostError } from "../context.ts";
-import type { ExecutorStore, LaneKinds, QueueItem } from "../store/store.ts";
-
-/** The end of a lease taken now. */
-export type ChainLease = () => Date;
-
+import type { ExecutorStore, QueueItem } from "../store/store.ts";
 import type { ExecutorLogger } from "../types.ts";
 
 export interface WorkerOptions {
@@ -25,18 +18,8 @@ export interface WorkerOptions {
   leaseMs: number;
   /** the functions whose items this worker claims */
   functionIds(): string[];
-  /** the item kinds this lane claims (undefined: every kind) */
-  kinds?: LaneKinds;
-  /** kinds claimed before any other due item */
-  first?: LaneKinds;
-  /** how long one slot may go on with a run's next items before leaving them to the queue (default 2 s) */
-  chainMs?: number;
-  /**
-   * Process one leased item; isAbandoned() turns true once stop() gave its lease back. With `chainLease`,
-   * it may return the run's next item, leased to this worker until chainLease() (asked when the lease is
-   * taken), to be processed next in this slot.
-   */
-  process(item: QueueItem, isAbandoned: () => boolean, chainLease: ChainLease | null): Promise<QueueItem | null>;
+  /** process one leased item; isAbandoned() turns true once stop() gave its lease back */
+  process(item: QueueItem, isAbandoned: () => boolean): Promise<void>;
   /** an item failed with an error other than a lost lease (its lease is left to expire) */
   onError(item: QueueItem, error: Error): Promise<void>;
 }
@@ -108,12 +91,11 @@ export class WorkerLoop {
     this.running = false;
   }
 
-  /** Process one leased item (and the items it hands on) while a heartbeat renews the current lease. */
-  private async processLeased(entry: InFlight): Promise<void> {
+  /** Process one leased item while a heartbeat renews its lease. */
+  private async processLeased(item: QueueItem, isAbandoned: () => boolean): Promise<void> {
     const { store, log, workerId, leaseMs, now } = this.opts;
     const heartbeat = setInterval(
       () => {
-        const item = entry.item;
         store.heartbeat(item.id, workerId, new Date(now().getTime() + leaseMs)).then(
           (ok) => {
             if (!ok) log.warn("lease lost while processing", { itemId: item.id, runId: item.runId });
@@ -123,34 +105,15 @@ export class WorkerLoop {
       },
       Math.max(50, Math.floor(leaseMs / 3)),
     );
-    const chainEnds = Date.now() + (this.opts.chainMs ?? 2000);
     try {
-      for (let item: QueueItem | null = entry.item; item; ) {
-        entry.item = item;
-        const current: QueueItem = item;
-        const chain = !this.stopping && Date.now() < chainEnds;
-        try {
-          item = await this.opts.process(
-            current,
-            () => entry.abandoned,
-            chain ? () => new Date(now().getTime() + leaseMs) : null,
-          );
-        } catch (e) {
-          if (e instanceof LeaseLostError)
-            log.info("lease lost; result discarded", { itemId: current.id, runId: current.runId });
-          else {
-            this.lastError = (e as Error).message;
-            log.error(`processing ${current.kind} item of run ${current.runId} failed: ${(e as Error).message}`);
-            // other errors (database down, timeouts) leave the lease to expire: the item is retried then
-            await this.opts.onError(current, e as Error);
-          }
-          item = null;
-        }
-        if (item && (this.stopping || entry.abandoned)) {
-          // stopping: the run's next item goes back to the queue (stop() gives the current lease back)
-          await store.release([item.id], workerId).catch(() => {});
-          item = null;
-        }
+      await this.opts.process(item, isAbandoned);
+    } catch (e) {
+      if (e instanceof LeaseLostError) log.info("lease lost; result discarded", { itemId: item.id, runId: item.runId });
+      else {
+        this.lastError = (e as Error).message;
+        log.error(`processing ${item.kind} item of run ${item.runId} failed: ${(e as Error).message}`);
+        // other errors (database down, timeouts) leave the lease to expire: the item is retried then
+        await this.opts.onError(item, e as Error);
       }
     } finally {
       clearInterval(heartbeat);
@@ -159,7 +122,7 @@ export class WorkerLoop {
 
   private spawn(item: QueueItem): void {
     const entry: InFlight = { item, promise: Promise.resolve(), abandoned: false };
-    entry.promise = this.processLeased(entry).finally(() => {
+    entry.promise = this.processLeased(item, () => entry.abandoned).finally(() => {
       this.inFlight.delete(item.id);
       this.kick();
     });
@@ -183,39 +146,49 @@ export class WorkerLoop {
     this.kicked = false;
   }
 
-  /** Lease up to `limit` due items; also when the next item is due (one round trip). */
-  private async pollDue(limit: number): Promise<{ items: QueueItem[]; nextDueAt: Date | null }> {
+  /** Lease up to `limit` due items. */
+  private async claimDue(limit: number): Promise<QueueItem[]> {
     const { store, now, leaseMs, workerId } = this.opts;
     const at = now();
-    const polled = await store.poll({
+    const items = await store.claim({
       workerId,
       now: at,
       leaseUntil: new Date(at.getTime() + leaseMs),
       limit,
       functionIds: this.opts.functionIds(),
-      ...(this.opts.kinds ? { kinds: this.opts.kinds } : {}),
-      ...(this.opts.first ? { first: this.opts.first } : {}),
     });
     this.lastPollAt = at;
-    return polled;
+    return items;
+  }
+
+  /** How long to idle: until the next item is due, at most pollIntervalMs. */
+  private async nextWait(): Promise<number> {
+    const { store, now, pollIntervalMs, concurrency } = this.opts;
+    let wait = pollIntervalMs;
+    if (this.inFlight.size < concurrency) {
+      try {
+        const next = await store.nextDueAt(this.opts.functionIds());
+        if (next) wait = Math.max(5, Math.min(pollIntervalMs, next.getTime() - now().getTime()));
+      } catch {
+        // the next claim reports database trouble
+      }
+    }
+    return wait;
   }
 
   private async loop(): Promise<void> {
-    const { log, pollIntervalMs, concurrency, now } = this.opts;
+    const { log, pollIntervalMs, concurrency } = this.opts;
     let failures = 0;
     while (!this.stopping) {
       const free = concurrency - this.inFlight.size;
-      // idle until the next item is due, at most pollIntervalMs (other processes enqueue too)
-      let wait = pollIntervalMs;
       if (free > 0) {
         try {
-          const { items, nextDueAt } = await this.pollDue(free);
+          const items = await this.claimDue(free);
           if (failures > 0) log.info("claiming work again after database errors", { failures });
           failures = 0;
           this.lastError = null;
           for (const item of items) this.spawn(item);
           if (items.length === free) continue; // more may be due; in-flight completions kick the loop
-          if (nextDueAt) wait = Math.max(5, Math.min(pollIntervalMs, nextDueAt.getTime() - now().getTime()));
         } catch (e) {
           failures++;
           this.lastError = (e as Error).message;
@@ -227,7 +200,7 @@ export class WorkerLoop {
         }
       }
       if (this.stopping) break;
-      await this.idle(wait);
+      await this.idle(await this.nextWait());
     }
   }
 }
