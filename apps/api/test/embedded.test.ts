@@ -122,6 +122,16 @@ describe("embedded defaults", () => {
     expect(svc.output()).toMatch(/DATABASE_URL: must be a postgresql:\/\/ URL/);
   });
 
+  it("SIGTERM right after start, while the OCR models load on their worker threads, exits 0 (no abort)", async () => {
+    const svc = spawnService(envFor());
+    await svc.url();
+    // the managed engine's warm-up (OCR workers loading onnxruntime sessions) is still going on here; a
+    // worker terminated inside onnxruntime used to abort the process ("terminate called ... Napi::Error")
+    await stopChild(svc.child, "SIGTERM");
+    expect(svc.child.exitCode, svc.output().slice(-2000)).toBe(0);
+    expect(svc.output()).not.toContain("Napi::Error");
+  });
+
   it("desktop programs under /tmp are refused at start: isolated machines have a /tmp of their own (docs/security.md)", async () => {
     const svc = spawnService({ ...envFor(), MACHINE_BIN_PATH: "/usr/bin:/tmp/progs" });
     const code = await new Promise<number | null>((r) => svc.child.on("exit", (c) => r(c)));

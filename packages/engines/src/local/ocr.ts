@@ -193,8 +193,9 @@ function forgetBackend(p: Promise<OcrBackend>): void {
 async function loadBackend(): Promise<OcrBackend> {
   if (config.backend === "tesseract") return tesseractBackend();
   const started = generation;
+  let loaded: OcrBackend;
   try {
-    return await (config.worker ? paddleWorkerBackend() : paddleBackend());
+    loaded = await (config.worker ? paddleWorkerBackend() : paddleBackend());
   } catch (e) {
     // a worker stopped by closeLocalOcr() is not a reason to fall back to tesseract for good
     if (started !== generation) throw new Error(`the OCR backend was closed while loading (${(e as Error).message})`);
@@ -202,6 +203,9 @@ async function loadBackend(): Promise<OcrBackend> {
     fallbackReason = e instanceof Error ? e.message : String(e);
     return tesseractBackend();
   }
+  // closeLocalOcr() ran while this load went on: its workers let the load end and are stopping now
+  if (started !== generation) throw new Error("the OCR backend was closed while loading");
+  return loaded;
 }
 
 function getBackend(): Promise<OcrBackend> {
@@ -513,10 +517,14 @@ function stopWorkers(): Promise<void> {
   return Promise.all(all.map((stop) => stop())).then(() => {});
 }
 
+/** How long stopping a worker waits for its model load or pass in flight before terminating it anyway. */
+const STOP_GRACE_MS = 30_000;
+
 /**
- * Stops the OCR backend's worker threads at once, even in the middle of loading their models, and waits
- * until they are gone (a process that exits while a thread is inside onnxruntime can abort). The next
- * pass starts new ones. Call on shutdown.
+ * Stops the OCR backend's worker threads and waits until they are gone: a thread loading its models or in
+ * a pass finishes that first (at most STOP_GRACE_MS; terminating a thread inside onnxruntime aborts the
+ * process), and whatever was waiting for that load is told the backend was closed. The next pass starts
+ * new ones. Call on shutdown.
  */
 export async function closeLocalOcr(): Promise<void> {
   generation++;
@@ -537,11 +545,20 @@ interface OcrThread {
 function startOcrThread(role: PaddleRole, onDead: (e: Error) => void): OcrThread {
   // created synchronously: a closeLocalOcr() right after the call that starts it finds it
   const worker = new Worker(new URL("./ocr-worker.ts", import.meta.url), { workerData: { config, role } });
-  const stop = () => worker.terminate().then(() => {});
-  liveWorkers.add(stop);
   type Answer = Exclude<OcrWorkerReply, { type: "ready" | "init-error" | "error" }>;
   const pending = new Map<number, { resolve: (r: Answer) => void; reject: (e: Error) => void }>();
   let dead: Error | null = null;
+  // Never terminated inside a native call: worker.terminate() while onnxruntime loads a model or runs one
+  // makes node-addon-api throw into a terminating environment, which aborts the whole process ("terminate
+  // called after throwing an instance of 'Napi::Error'"; a service stopped during its OCR warm-up died so).
+  // So stop() lets the load and the passes in flight finish (at most STOP_GRACE_MS), then terminates.
+  const stop = async () => {
+    const until = Date.now() + STOP_GRACE_MS;
+    await Promise.race([ready.catch(() => undefined), new Promise((r) => setTimeout(r, STOP_GRACE_MS).unref())]);
+    while (!dead && pending.size > 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
+    await worker.terminate();
+  };
+  liveWorkers.add(stop);
   const fail = (e: Error) => {
     if (dead) return;
     dead = e;
