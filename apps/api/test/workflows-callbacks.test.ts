@@ -74,8 +74,16 @@ describe("workflow callbacks", () => {
       data: { workflow_run: { status: "succeeded", output: 1 } },
     });
     expect(verify(secret, last.body, String(last.headers["service-signature"]))).toBe(true);
-    const rows = await s.app.deps.db.workflowCallbackDelivery.findMany({ where: { runId: id } });
-    expect(rows.map((d) => [d.event, d.status, d.attemptCount]).sort()).toEqual([
+    // the receiver has the request before the sender records its answer: wait for the record
+    const rows = await waitFor(
+      "deliveries recorded",
+      async () =>
+        (await s.app.deps.db.workflowCallbackDelivery.findMany({ where: { runId: id } }))
+          .map((d) => [d.event, d.status, d.attemptCount])
+          .sort(),
+      (r) => r.every((d) => d[1] !== "pending"),
+    );
+    expect(rows).toEqual([
       ["workflow.awaiting_human", "delivered", 1],
       ["workflow.succeeded", "delivered", 1],
     ]);
