@@ -19,7 +19,7 @@ import { type PreviewInput, timingOf, viewerZone } from "../../../lib/schedule-p
 import { useTRPC } from "../../../lib/trpc.ts";
 import { useMachinesOfBothModes } from "../../../lib/use-machines.ts";
 import { ScheduleStatus, TwoZones } from "./schedule-status.tsx";
-import { FirePreview, TimingInputs, textarea, useNow, usePreview } from "./timing-fields.tsx";
+import { FirePreview, TaskPromptField, TimingInputs, useNow, usePreview } from "./timing-fields.tsx";
 
 const link = "font-medium text-indigo-700 underline dark:text-indigo-300";
 function CreateScheduleForm() {
@@ -98,19 +98,11 @@ function CreateScheduleForm() {
           </Select>
         </Field>
       </div>
-      <Field
-        label="Task prompt"
+      <TaskPromptField
+        value={task}
+        onChange={setTask}
         hint="What each fire asks the agent. Test machines run the deterministic sandbox (#steps=N, #fail, ...)."
-      >
-        <textarea
-          value={task}
-          onChange={(e) => setTask(e.target.value)}
-          rows={3}
-          required
-          maxLength={16000}
-          className={textarea}
-        />
-      </Field>
+      />
       <TimingInputs p={p} onChange={setP} idPrefix="create" />
       <FirePreview preview={preview} zone={p.timezone} viewer={viewer} />
       {err && <ErrorBox title="The schedule was not created" message={friendlyMessage(create.error)} code={err.code} />}

@@ -162,3 +162,27 @@ export function FirePreview({ preview, zone, viewer }: { preview: Preview | null
     </section>
   );
 }
+
+/** The schedule's task prompt (the create and edit forms). */
+export function TaskPromptField({
+  value,
+  onChange,
+  hint,
+}: {
+  value: string;
+  onChange: (v: string) => void;
+  hint: string;
+}) {
+  return (
+    <Field label="Task prompt" hint={hint}>
+      <textarea
+        value={value}
+        onChange={(e) => onChange(e.target.value)}
+        rows={3}
+        required
+        maxLength={16000}
+        className={textarea}
+      />
+    </Field>
+  );
+}

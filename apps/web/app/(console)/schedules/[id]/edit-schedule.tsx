@@ -16,7 +16,7 @@ import { errorInfo, friendlyMessage } from "../../../../lib/errors.ts";
 import { type PreviewInput, previewInputOf, timingOf } from "../../../../lib/schedule-preview.ts";
 import { useTRPC, useTRPCClient } from "../../../../lib/trpc.ts";
 import { useMachinesOfBothModes } from "../../../../lib/use-machines.ts";
-import { FirePreview, TimingInputs, textarea, useNow, usePreview } from "../timing-fields.tsx";
+import { FirePreview, TaskPromptField, TimingInputs, useNow, usePreview } from "../timing-fields.tsx";
 
 export interface EditableSchedule {
   id: string;
@@ -105,16 +105,7 @@ export function EditScheduleForm({
           )}
         </Field>
       </div>
-      <Field label="Task prompt" hint="What each fire asks the agent.">
-        <textarea
-          value={task}
-          onChange={(e) => setTask(e.target.value)}
-          rows={3}
-          required
-          maxLength={16000}
-          className={textarea}
-        />
-      </Field>
+      <TaskPromptField value={task} onChange={setTask} hint="What each fire asks the agent." />
       <TimingInputs p={p} onChange={setP} idPrefix="edit" />
       <FirePreview preview={preview} zone={p.timezone} viewer={viewer} />
       <label className="flex items-center gap-2 text-sm">
