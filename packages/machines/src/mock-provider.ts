@@ -23,7 +23,7 @@ import {
 import { runFileOp } from "./file-ops.ts";
 import { MockFs } from "./mock-fs.ts";
 import { resolveInHome } from "./paths.ts";
-import { encodePng, Raster } from "./png.ts";
+import { RectCanvas } from "./png.ts";
 import type {
   BatchResult,
   CommandResult,
@@ -232,7 +232,8 @@ export class MockMachineProvider implements MachineProvider {
 
   private render(m: MockMachine): Screenshot {
     const { width, height } = m.handle.screen;
-    const r = new Raster(width, height, hashColor(m.handle.machine_id));
+    // rectangles only: RectCanvas encodes them without a full raster (the same bytes as Raster + encodePng)
+    const r = new RectCanvas(width, height, hashColor(m.handle.machine_id));
     // taskbar
     r.fillRect(0, height - 28, width, 28, [30, 30, 36]);
     r.fillRect(6, height - 22, 60, 16, [90, 140, 220]);
@@ -267,7 +268,7 @@ export class MockMachineProvider implements MachineProvider {
     const { x, y } = m.cursor;
     for (let i = 0; i < 16; i++) r.fillRect(x - 1, y + i - 1, Math.floor(i * 0.6) + 3, 3, [0, 0, 0]);
     for (let i = 0; i < 16; i++) r.fillRect(x, y + i, Math.floor(i * 0.6) + 1, 1, [255, 255, 255]);
-    return { png: encodePng(r, 3), mime_type: "image/png", width, height, captured_at: nowIso() };
+    return { png: r.toPng(3), mime_type: "image/png", width, height, captured_at: nowIso() };
   }
 
   private backend(m: MockMachine): CommandBackend {

@@ -1,7 +1,8 @@
 import { CoreError } from "@cua/base/errors";
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { MockMachineProvider } from "../src/mock-provider.ts";
-import { decodePng, distinctColors, encodePng, pngSize, Raster } from "../src/png.ts";
+import { decodePng, distinctColors, encodePng, pngSize, Raster, RectCanvas } from "../src/png.ts";
 import type { MachineHandle } from "../src/provider.ts";
 
 async function rejection(p: Promise<unknown>): Promise<CoreError> {
@@ -29,6 +30,40 @@ describe("png codec", () => {
     expect(back.getPixel(0, 0)).toEqual([10, 20, 30, 255]);
     expect(back.getPixel(3, 2)).toEqual([200, 100, 50, 255]);
     expect(distinctColors(back)).toBe(2);
+  });
+
+  it("RectCanvas gives the same bytes as drawing the same rectangles on a Raster", () => {
+    const rgb = fc.tuple(
+      fc.integer({ min: 0, max: 255 }),
+      fc.integer({ min: 0, max: 255 }),
+      fc.integer({ min: 0, max: 255 }),
+    );
+    const coord = fc.double({ min: -20, max: 90, noNaN: true });
+    const rect = fc.tuple(
+      coord,
+      coord,
+      fc.double({ min: -5, max: 60, noNaN: true }),
+      fc.double({ min: -5, max: 60, noNaN: true }),
+      rgb,
+    );
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 70 }),
+        fc.integer({ min: 1, max: 50 }),
+        rgb,
+        fc.array(rect, { maxLength: 40 }),
+        (w, h, fill, rects) => {
+          const a = new Raster(w, h, fill);
+          const b = new RectCanvas(w, h, fill);
+          for (const [x, y, rw, rh, c] of rects) {
+            a.fillRect(x, y, rw, rh, c);
+            b.fillRect(x, y, rw, rh, c);
+          }
+          expect(b.toPng(3).equals(encodePng(a, 3))).toBe(true);
+        },
+      ),
+      { numRuns: 300 },
+    );
   });
 });
 

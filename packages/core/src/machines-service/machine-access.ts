@@ -85,7 +85,22 @@ export async function getRunnableMachine(
   principal: MachinePrincipal,
   machineId: string,
 ): Promise<RunnableMachine> {
-  const m = await loadMachine(deps, principal, machineId);
+  return runnableMachine(deps, principal, machineId, await loadMachine(deps, principal, machineId));
+}
+
+/**
+ * getRunnableMachine with a row the caller read already (an agent step reads it with its run: one
+ * statement instead of two). The row must come from a read scoped to the principal's account and mode;
+ * null is a machine that read did not find.
+ */
+export function runnableMachine(
+  deps: MachinesDeps,
+  principal: MachinePrincipal,
+  machineId: string,
+  m: Machine | null,
+): RunnableMachine {
+  if (!m || m.id !== machineId || m.accountId !== principal.accountId || m.mode !== principal.mode)
+    throw new CoreError("MACHINE_NOT_FOUND", "The machine does not exist.");
   assertMachineStatus(m, ["running"], "driving the machine");
   return m.kind === "external" || m.provider === EXTERNAL_PROVIDER
     ? externalRunnable(deps, m)

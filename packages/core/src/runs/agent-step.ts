@@ -10,10 +10,10 @@
 import type { Action } from "@cua/base/actions/action";
 import { CoreError, ERROR_CODES, isCoreError } from "@cua/base/errors";
 import type { Tx } from "@cua/db/client";
-import type { Run, RunStep } from "@cua/db/generated";
+import type { Machine, Run, RunStep } from "@cua/db/generated";
 import { SANDBOX_MODEL_ID } from "@cua/engines/models";
 import type { DecodedImage } from "@cua/engines/types";
-import { getRunnableMachine, type RunnableMachine } from "../machines-service/machine-access.ts";
+import { type RunnableMachine, runnableMachine } from "../machines-service/machine-access.ts";
 import type { ActionPolicy } from "../policy/action-policy.ts";
 import type { EngineChoice } from "../predict/resolve-engine.ts";
 import { predictWith } from "../predict/run-engine.ts";
@@ -207,15 +207,66 @@ function decoded(png: Buffer, width: number, height: number): DecodedImage {
   return { bytes: png, mime: "image/png", width, height };
 }
 
-/** The step rows runAgentStep needs, in one read: step n (if any) and the committed steps before it, newest first. */
-async function latestSteps(deps: RunsDeps, runId: string, n: number): Promise<RunStep[]> {
-  return deps.db.runStep.findMany({
-    where: { runId, step: { lte: n } },
-    orderBy: { step: "desc" },
-    // step n, then the trajectory; rows before n are committed (a paused row is reused by its step, a
-    // discarded one ends the run), a few more in case
-    take: TRAJECTORY_STEPS + 3,
-  });
+const camelKeys = new Map<string, string>();
+const camelKey = (k: string): string => {
+  let c = camelKeys.get(k);
+  if (c === undefined) {
+    c = k.replace(/_([a-z])/g, (_, x: string) => x.toUpperCase());
+    if (camelKeys.size < 1000) camelKeys.set(k, c);
+  }
+  return c;
+};
+
+/** A row of json_agg / to_jsonb (snake_case keys, timestamps as text) as the Prisma model's object. */
+function fromJsonRow<T>(row: Record<string, unknown>, dates: readonly string[]): T {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(row)) out[camelKey(k)] = v;
+  for (const d of dates) if (typeof out[d] === "string") out[d] = new Date(out[d] as string);
+  return out as T;
+}
+
+const STEP_DATES = ["createdAt", "committedAt"] as const;
+const MACHINE_DATES = [
+  "expiresAt",
+  "deviceTokenRevokedAt",
+  "lastHeartbeatAt",
+  "billedThrough",
+  "opLockedUntil",
+  "createdAt",
+  "updatedAt",
+  "terminatedAt",
+] as const;
+
+/**
+ * What a step reads, in one statement (issue 16: it was three): the run; step n = step_count + 1 (if any)
+ * and the committed steps before it, newest first (the trajectory; rows before n are committed: a paused
+ * row is reused by its step, a discarded one ends the run; a few more in case); and the run's machine,
+ * scoped to the run's account and mode like every machine read (null when there is none).
+ * Exported for tests: the same objects as the Prisma reads of the three.
+ */
+export async function loadStepState(
+  deps: Pick<RunsDeps, "db">,
+  runId: string,
+): Promise<{ run: Run; latest: RunStep[]; machine: Machine | null } | null> {
+  const rows = await deps.db.$queryRaw<Record<string, unknown>[]>`
+    SELECT r.*,
+      COALESCE((
+        SELECT json_agg(s ORDER BY s.step DESC) FROM (
+          SELECT * FROM run_steps WHERE run_id = r.id AND step <= r.step_count + 1
+          ORDER BY step DESC LIMIT ${TRAJECTORY_STEPS + 3}::int
+        ) s
+      ), '[]'::json) AS step_state_latest,
+      (SELECT to_jsonb(m) FROM machines m WHERE m.id = r.machine_id AND m.account_id = r.account_id AND m.mode = r.mode)
+        AS step_state_machine
+    FROM runs r WHERE r.id = ${runId}`;
+  const row = rows[0];
+  if (!row) return null;
+  const { step_state_latest: latest, step_state_machine: machine, ...run } = row;
+  return {
+    run: fromJsonRow<Run>(run, []),
+    latest: (latest as Record<string, unknown>[]).map((s) => fromJsonRow<RunStep>(s, STEP_DATES)),
+    machine: machine ? fromJsonRow<Machine>(machine as Record<string, unknown>, MACHINE_DATES) : null,
+  };
 }
 
 /** The newest committed steps before `n` (at most the trajectory limit), oldest first. */
@@ -319,7 +370,8 @@ async function commitStep(
       SELECT event_seq FROM c`;
     if (counted[0]) {
       fx.notify = true;
-      if (price > 0) await settleRunReservations(deps, run.id, row.step);
+      if (price > 0)
+        await settleRunReservations(deps, run.id, row.step, { accountId: run.accountId, committedCharge: price });
       await applyEffects(deps, fx);
       return outcomeOf({
         status: "running",
@@ -407,14 +459,15 @@ async function commitStep(
     }
     return outcomeOf(updated);
   });
-  if (price > 0) await settleRunReservations(deps, run.id, row.step);
+  if (price > 0) await settleRunReservations(deps, run.id, row.step, { accountId: run.accountId });
   await applyEffects(deps, fx);
   return outcome;
 }
 
 export async function runAgentStep(deps: RunsDeps, runId: string): Promise<StepOutcome> {
-  const run = await deps.db.run.findUnique({ where: { id: runId } });
-  if (!run) return { kind: "terminal", status: "failed" };
+  const state = await loadStepState(deps, runId);
+  if (!state) return { kind: "terminal", status: "failed" };
+  const { run, latest } = state;
   if (run.status !== "running") return outcomeOf(run);
   const now = deps.clock.now();
   if (now >= run.deadlineAt) {
@@ -430,7 +483,6 @@ export async function runAgentStep(deps: RunsDeps, runId: string): Promise<StepO
     );
   }
   const directives = run.mode === "test" ? parseRunDirectives(run.task) : null;
-  const latest = await latestSteps(deps, runId, n);
   let row: RunStep | null = latest[0]?.step === n ? latest[0] : null;
   if (!row || row.phase === "paused" || row.phase === "discarded") {
     // the sandbox's #human: ask for a human before the last step, once
@@ -486,7 +538,7 @@ export async function runAgentStep(deps: RunsDeps, runId: string): Promise<StepO
     let machine: RunnableMachine | null = null;
     const principal = { accountId: run.accountId, mode: run.mode };
     if (row.phase === "started") {
-      machine = await getRunnableMachine(deps, principal, run.machineId);
+      machine = runnableMachine(deps, principal, run.machineId, state.machine);
       const t0 = performance.now();
       const shot = await machine.screenshot();
       const screenshotMs = performance.now() - t0;
@@ -539,7 +591,7 @@ export async function runAgentStep(deps: RunsDeps, runId: string): Promise<StepO
           where: { runId_step: { runId, step: n } },
           data: { ...predicted, phase: "paused" },
         });
-        await settleRunReservations(deps, runId, n); // the step did not complete: its hold is released
+        await settleRunReservations(deps, runId, n, { accountId: run.accountId }); // the step did not complete: its hold is released
         if (offer) return needHuman(deps, runId, offer.reason.slice(0, 500), prediction.reasoning);
         return stalled
           ? needHuman(
@@ -552,12 +604,16 @@ export async function runAgentStep(deps: RunsDeps, runId: string): Promise<StepO
       }
       // record the prediction and claim the execution in one write, only while the run is still running
       // (a cancel or the deadline that committed first wins; the commit then discards the step)
-      const claimed = await deps.db.runStep.updateMany({
-        where: { runId, step: n, phase: "started", run: { status: "running" } },
-        data: { ...predicted, phase: "executing", execAttempts: { increment: 1 } },
-      });
+      // (raw SQL: the ORM's updateMany compiled this query at every step, issue 16)
+      const claimed = await deps.db.$executeRaw`
+        UPDATE run_steps SET phase = 'executing', exec_attempts = exec_attempts + 1,
+          screenshot_digest = ${predicted.screenshotDigest}, actions_digest = ${predicted.actionsDigest},
+          actions = ${JSON.stringify(predicted.actions)}::jsonb, reasoning = ${predicted.reasoning},
+          engine_status = ${predicted.engineStatus}, usage = ${JSON.stringify(predicted.usage)}::jsonb
+        WHERE run_id = ${runId} AND step = ${n}::int AND phase = 'started'
+          AND EXISTS (SELECT 1 FROM runs WHERE id = ${runId} AND status = 'running')`;
       row = { ...row, ...predicted, phase: "executing", execAttempts: row.execAttempts + 1 } as RunStep;
-      if (claimed.count === 0) return await commitStep(deps, run, row, price, []);
+      if (claimed === 0) return await commitStep(deps, run, row, price, []);
       const actions = prediction.actions;
       let results: ExecResult[] = [];
       const t2 = performance.now();
@@ -571,7 +627,7 @@ export async function runAgentStep(deps: RunsDeps, runId: string): Promise<StepO
         data: { phase: "executing", execAttempts: { increment: 1 } },
       });
       if (claimed.count === 0) return await commitStep(deps, run, row, price, []);
-      machine = await getRunnableMachine(deps, principal, run.machineId);
+      machine = runnableMachine(deps, principal, run.machineId, state.machine);
       const actions = (row.actions ?? []) as Action[];
       const t2 = performance.now();
       const results = actions.some((a) => toMachineCommands(a).length > 0) ? await execute(machine, actions) : [];
@@ -583,7 +639,7 @@ export async function runAgentStep(deps: RunsDeps, runId: string): Promise<StepO
     }
     if (row.phase === "executed") return await commitStep(deps, run, row, price, null);
     if (row.phase === "committed") {
-      await settleRunReservations(deps, runId, n);
+      await settleRunReservations(deps, runId, n, { accountId: run.accountId });
       const latest = await deps.db.run.findUniqueOrThrow({ where: { id: runId } });
       return outcomeOf(latest);
     }

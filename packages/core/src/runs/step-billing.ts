@@ -37,8 +37,19 @@ export async function reserveStep(deps: CoreDeps, run: Run, step: number, amount
  * charge captures one hold (unless one was captured already) and releases the rest; an uncommitted
  * step releases all of its holds.
  */
-export async function settleRunReservations(deps: CoreDeps, runId: string, step?: number): Promise<void> {
-  const run = await deps.db.run.findUnique({ where: { id: runId }, select: { accountId: true } });
+export async function settleRunReservations(
+  deps: CoreDeps,
+  runId: string,
+  step?: number,
+  /**
+   * What the caller knows already, to spare the reads: the run's account, and (with `step`) the charge of
+   * that step when the caller has just committed it (issue 16: a live step's settlement was four statements)
+   */
+  known?: { accountId: string; committedCharge?: number },
+): Promise<void> {
+  const run = known
+    ? { accountId: known.accountId }
+    : await deps.db.run.findUnique({ where: { id: runId }, select: { accountId: true } });
   if (!run) return;
   const prefix = step === undefined ? `run:${runId}:step:` : stepRequestId(runId, step);
   const holds = await deps.db.reservation.findMany({
@@ -55,10 +66,13 @@ export async function settleRunReservations(deps: CoreDeps, runId: string, step?
     const n = Number(h.requestId!.slice(`run:${runId}:step:`.length));
     byStep.set(n, [...(byStep.get(n) ?? []), h]);
   }
-  const steps = await deps.db.runStep.findMany({
-    where: { runId, step: { in: [...byStep.keys()] } },
-    select: { step: true, phase: true, creditsCharged: true },
-  });
+  const steps =
+    step !== undefined && known?.committedCharge !== undefined
+      ? [{ step, phase: "committed", creditsCharged: known.committedCharge }]
+      : await deps.db.runStep.findMany({
+          where: { runId, step: { in: [...byStep.keys()] } },
+          select: { step: true, phase: true, creditsCharged: true },
+        });
   const committed = new Map(steps.filter((s) => s.phase === "committed").map((s) => [s.step, s.creditsCharged]));
   for (const [n, list] of byStep) {
     const charge = committed.get(n) ?? 0;
