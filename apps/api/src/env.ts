@@ -200,6 +200,15 @@ export const EnvSchema = z
       .max(1000)
       .default(16)
       .describe("embedded executor: work items processed at once per process"),
+    EXECUTOR_TIMER_CONCURRENCY: z.coerce
+      .number()
+      .int()
+      .min(1)
+      .max(1000)
+      .default(4)
+      .describe(
+        "embedded executor: timers (schedule fires, sleeps, wait timeouts, cron ticks) processed at once per process, in a lane of their own",
+      ),
     EXECUTOR_POLL_MS: z.coerce
       .number()
       .int()

@@ -160,14 +160,25 @@ describe("timers (durable sleep until next_run_at, driven by the service clock)"
     );
     expect(h).toHaveLength(1);
     expect(h[0].scheduled_for).toBe(p.body.next_run_at);
-    // the older generations' timers were cancelled, not left sleeping (cancelOn a newer schedule/armed)
+    // the older generations' timers ended, none left sleeping: cancelled by a newer schedule/armed (cancelOn;
+    // the timer that fired is cancelled by the re-arm it sent), or, when the newer generation was written
+    // before their first step read it, completed with nothing to fire (timerTarget: null)
     const executor = s.app.deps.durable!.executor!;
-    const timers = (await executor.listRuns({ functionId: "cua-schedule-timer", limit: 1000 })).filter(
-      (r) => (r.event.data as { schedule_id?: string }).schedule_id === sc.id,
-    );
-    const byStatus = (st: string) => timers.filter((r) => r.status === st).length;
-    expect(byStatus("cancelled")).toBeGreaterThanOrEqual(1); // the timers of create and resume
-    expect(byStatus("queued") + byStatus("running")).toBe(1); // only the current generation's timer sleeps
+    const listTimers = async () =>
+      (await executor.listRuns({ functionId: "cua-schedule-timer", limit: 1000 })).filter(
+        (r) => (r.event.data as { schedule_id?: string }).schedule_id === sc.id,
+      );
+    const gen = (r: { event: { data: unknown } }) => (r.event.data as { generation: number }).generation;
+    const active = (r: { status: string }) => r.status === "queued" || r.status === "running";
+    const timers = await waitFor("the older timers to end", listTimers, (t) => t.filter(active).length === 1);
+    expect(timers.length).toBeGreaterThanOrEqual(3); // create, resume, PATCH (and the re-arm after the fire)
+    const newest = Math.max(...timers.map(gen));
+    expect(timers.filter(active).map(gen)).toEqual([newest]); // only the current generation's timer sleeps
+    for (const r of timers.filter((x) => gen(x) < newest)) {
+      expect(["cancelled", "completed"]).toContain(r.status);
+      if (r.status === "completed") expect(r.output).toEqual({ fired: null });
+    }
+    expect((await history(sc.id)).body.data).toHaveLength(1); // and the schedule fired once
   });
 
   it("a cancelled run's entry is settled as cancelled by the sweeper and does not count as a failure", async () => {

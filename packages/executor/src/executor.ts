@@ -22,7 +22,7 @@ import { defaultBackoff } from "./runner/retries.ts";
 import { runCallItem } from "./runner/step-runner.ts";
 import { fireCron } from "./scheduler/cron-ticks.ts";
 import { fireTimer } from "./scheduler/timers.ts";
-import { WorkerLoop } from "./scheduler/worker.ts";
+import { type ChainLease, WorkerLoop } from "./scheduler/worker.ts";
 import {
   type ExecutorStore,
   type FunctionRecord,
@@ -43,6 +43,12 @@ import type {
 } from "./types.ts";
 import { getRunView, waitForRunView } from "./views.ts";
 
+/**
+ * The lanes (docs/executor.md "Lanes"): the timer lane claims only timers, with slots of its own, so that
+ * runs never hold every slot a timer could use; the work lane claims everything, due timers first.
+ */
+const TIMER_KINDS = ["sleep", "wait_timeout", "cron"] as const;
+
 const consoleLogger: ExecutorLogger = {
   debug: () => {},
   info: () => {},
@@ -56,7 +62,10 @@ class EmbeddedExecutor implements Executor {
   private readonly log: ExecutorLogger;
   private readonly ctx: ExecutorContext;
   private readonly sdk: SdkHandler;
+  /** SDK calls and planned steps */
   private readonly worker: WorkerLoop;
+  /** timers (sleep wake-ups, wait timeouts, cron ticks) and the call each fired timer asks for */
+  private readonly timers: WorkerLoop;
   /** the functions this process serves (and therefore claims work for) */
   private served = new Map<string, FunctionRecord>();
 
@@ -72,7 +81,10 @@ class EmbeddedExecutor implements Executor {
       workerId: this.workerId,
       backoff: options.backoff ?? defaultBackoff,
       ingest: (tx, events) => ingest(this.ctx, tx, events),
-      kick: () => this.worker.kick(),
+      kick: () => {
+        this.worker.kick();
+        this.timers.kick();
+      },
     };
     this.sdk = createSdkHandler({
       client: options.client,
@@ -80,17 +92,35 @@ class EmbeddedExecutor implements Executor {
       ...(options.signingKey ? { signingKey: options.signingKey } : {}),
       onEvents: (events) => this.send(events),
     });
-    this.worker = new WorkerLoop({
+    const lane = {
       store: this.store,
       log: this.log,
       now,
       workerId: this.workerId,
-      concurrency: options.concurrency ?? 8,
       pollIntervalMs: options.pollIntervalMs ?? 250,
       leaseMs: options.leaseMs ?? 30_000,
+      chainMs: options.chainMs ?? 2000,
       functionIds: () => [...this.served.keys()],
-      process: (item, isAbandoned) => this.process(item, isAbandoned),
-      onError: (item, e) => this.onItemError(item, e),
+      onError: (item: QueueItem, e: Error) => this.onItemError(item, e),
+    };
+    this.worker = new WorkerLoop({
+      ...lane,
+      // every kind, due timers first: the timer lane's slots are a floor for timers, not a ceiling
+      first: TIMER_KINDS,
+      concurrency: options.concurrency ?? 8,
+      process: (item, isAbandoned, chainLease) => this.process(item, isAbandoned, chainLease),
+    });
+    this.timers = new WorkerLoop({
+      ...lane,
+      // this process's timers kick the lane when queued; the poll is for other processes' and lease expiries
+      pollIntervalMs: Math.max(lane.pollIntervalMs, 500),
+      kinds: TIMER_KINDS,
+      concurrency: options.timerConcurrency ?? 4,
+      // a fired timer's call runs in this lane; the run's later steps go back to the work lane
+      process: (item, isAbandoned, chainLease) =>
+        item.kind === "call" || item.kind === "step"
+          ? this.process(item, isAbandoned, null)
+          : this.process(item, isAbandoned, chainLease),
     });
   }
 
@@ -98,17 +128,25 @@ class EmbeddedExecutor implements Executor {
     return this.sdk.client;
   }
 
-  /** One leased item, by kind: SDK calls go to the step runner, the rest are timers. */
-  private process(item: QueueItem, isAbandoned: () => boolean): Promise<void> {
+  /**
+   * One leased item, by kind: SDK calls go to the step runner, the rest are timers. With `chainLease`, the
+   * run's next item may come back leased to this worker (docs/executor.md "Lanes").
+   */
+  private process(
+    item: QueueItem,
+    isAbandoned: () => boolean,
+    chainLease: ChainLease | null,
+  ): Promise<QueueItem | null> {
     if (item.kind === "call" || item.kind === "step") {
       return runCallItem(
         { ctx: this.ctx, sdk: this.sdk, servedFunction: (id) => this.served.get(id) },
         item,
         isAbandoned,
+        { continueLease: chainLease },
       );
     }
-    if (item.kind === "cron") return fireCron(this.ctx, item);
-    return fireTimer(this.ctx, item);
+    if (item.kind === "cron") return fireCron(this.ctx, item).then(() => null);
+    return fireTimer(this.ctx, item, chainLease);
   }
 
   /** The database cannot store what the SDK answered: retrying would re-run the step forever. */
@@ -134,18 +172,19 @@ class EmbeddedExecutor implements Executor {
     const records = await registerFunctions(this.ctx, app);
     this.served = new Map(records.map((r) => [r.id, r]));
     this.worker.start();
+    this.timers.start();
     this.log.info("executor started", { workerId: this.workerId, functions: [...this.served.keys()] });
   }
 
   async stop(opts: { timeoutMs?: number } = {}): Promise<void> {
-    await this.worker.stop(opts.timeoutMs ?? 10_000);
+    await Promise.all([this.worker.stop(opts.timeoutMs ?? 10_000), this.timers.stop(opts.timeoutMs ?? 10_000)]);
   }
 
   send = async (events: SendEventInput | SendEventInput[]): Promise<SendResult> => {
     const list = Array.isArray(events) ? events : [events];
     if (list.length === 0) return { ids: [], runIds: [] };
     const result = await this.store.transaction((tx) => ingest(this.ctx, tx, list));
-    if (result.runIds.length > 0 || this.worker.running) this.worker.kick();
+    if (result.runIds.length > 0 || this.worker.running) this.ctx.kick();
     return result;
   };
 
@@ -156,7 +195,7 @@ class EmbeddedExecutor implements Executor {
       await cancelRun(this.ctx, tx, run, reason ?? "cancelled");
       return true;
     });
-    if (done) this.worker.kick();
+    if (done) this.ctx.kick();
     return done;
   }
 
@@ -185,13 +224,15 @@ class EmbeddedExecutor implements Executor {
       this.worker.lastError = (e as Error).message;
     }
     const w = this.worker;
+    const t = this.timers;
+    const polls = [w.lastPollAt, t.lastPollAt].filter((d): d is Date => d !== null);
     return {
-      ok: w.running && !w.stopping && dbOk,
-      running: w.running,
+      ok: w.running && !w.stopping && t.running && !t.stopping && dbOk,
+      running: w.running && t.running,
       workerId: this.workerId,
-      inFlight: w.inFlightCount,
-      lastPollAt: w.lastPollAt,
-      lastError: w.lastError,
+      inFlight: w.inFlightCount + t.inFlightCount,
+      lastPollAt: polls.length ? new Date(Math.max(...polls.map((d) => d.getTime()))) : null,
+      lastError: w.lastError ?? t.lastError,
     };
   }
 }

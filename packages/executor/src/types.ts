@@ -16,8 +16,16 @@ export interface ExecutorOptions {
   store: ExecutorStore;
   /** lease owner name; defaults to a random id per executor */
   workerId?: string;
-  /** items processed at once (default 8) */
+  /** SDK calls and planned steps processed at once (default 8) */
   concurrency?: number;
+  /**
+   * Timer items (sleep wake-ups, wait timeouts, cron ticks) processed at once, in a lane of their own so that
+   * a burst of run steps does not delay them; each fired timer's next SDK call runs in the same slot
+   * (default 4)
+   */
+  timerConcurrency?: number;
+  /** how long one slot goes on with a run's next steps before leaving them to the queue (default 2000 ms) */
+  chainMs?: number;
   /** longest idle wait between polls when nothing is due (default 250 ms) */
   pollIntervalMs?: number;
   /** lease length; heartbeats renew it every third of it while a call runs (default 30 s) */

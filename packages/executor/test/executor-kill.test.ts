@@ -112,7 +112,7 @@ test("kill -9 mid-run, twice: the run resumes after each restart and every step 
   const stepsAfterA = await tdb.db.executorStep.findMany({ where: { runId }, orderBy: { seq: "asc" } });
   expect(stepsAfterA.map((s) => s.name)).toEqual(["s1", "nap1", "s2"]);
   const leased = await tdb.db.executorQueueItem.findMany({ where: { runId } });
-  expect(leased.some((i) => i.leaseOwner === `pid-${a.proc.pid}`)).toBe(true); // the dead process still holds the lease
+  expect(leased.some((i) => i.leaseOwner?.startsWith(`pid-${a.proc.pid}#`))).toBe(true); // the dead process still holds the lease
 
   // 2. second process: takes over when the lease expires, gets killed while the run sleeps (nap2)
   const b = startChild({});

@@ -78,6 +78,7 @@ export async function startDurableRuntime(app: FastifyInstance, deps: AppDeps): 
     functions,
     store: createPrismaStore(deps.db),
     concurrency: env.EXECUTOR_CONCURRENCY,
+    timerConcurrency: env.EXECUTOR_TIMER_CONCURRENCY,
     pollIntervalMs: env.EXECUTOR_POLL_MS,
     leaseMs: env.EXECUTOR_LEASE_MS,
     // the service's clock: durable sleeps (schedule timers, run deadlines) wake by the same time core reads

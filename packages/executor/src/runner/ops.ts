@@ -39,7 +39,7 @@ interface OpOutcome {
 type OpHandler = (ctx: ExecutorContext, input: OpsInput, op: OutgoingOp, name: string | null) => Promise<OpOutcome>;
 
 /** The step's user-facing name, wherever this SDK version put it. */
-function opName(op: OutgoingOp): string | null {
+export function opName(op: OutgoingOp): string | null {
   return (
     op.displayName ?? op.userland?.id ?? (op.op === "StepRun" || op.op === "StepPlanned" ? (op.name ?? null) : null)
   );

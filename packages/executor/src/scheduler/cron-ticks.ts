@@ -4,7 +4,7 @@
 import { type ExecutorContext, INTERNAL_EVENTS, LeaseLostError } from "../context.ts";
 import { ulid } from "../store/ids.ts";
 import { itemKeys } from "../store/keys.ts";
-import type { EventPayload, FunctionRecord, NewQueueItem, QueueItem } from "../store/store.ts";
+import { type EventPayload, type FunctionRecord, leaseOf, type NewQueueItem, type QueueItem } from "../store/store.ts";
 import { nextCronTime, parseCron } from "./cron.ts";
 import { parseDuration } from "./duration.ts";
 
@@ -40,7 +40,7 @@ export async function fireCron(ctx: ExecutorContext, item: QueueItem): Promise<v
   const jitter = typeof item.payload?.jitter === "string" ? item.payload.jitter : null;
   let runId: string | null = null;
   await ctx.store.transaction(async (tx) => {
-    if (!(await tx.finishItem(item.id, ctx.workerId, ctx.now()))) throw new LeaseLostError(item.id);
+    if (!(await tx.finishItem(item.id, leaseOf(item), ctx.now()))) throw new LeaseLostError(item.id);
     const fn = (await tx.listFunctions()).find((f) => f.id === item.functionId);
     if (!fn || !(fn.config.triggers ?? []).some((t) => t.cron === cron)) return; // trigger gone
     const eventId = ulid();

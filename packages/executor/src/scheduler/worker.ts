@@ -1,11 +1,18 @@
-// The worker loop: leases. It claims due items of the functions this process serves (SELECT ... FOR
-// UPDATE SKIP LOCKED), at most `concurrency` at once, renews each lease every third of `leaseMs` while
-// the item is processed, and sleeps until the next item is due (at most `pollIntervalMs`) or until
-// kick() says new work may be due. A worker that dies leaves its leases to expire; another worker (or
-// the restarted process) takes the items over. stop() waits for the items in flight, then gives the
+// The worker loop of one lane: leases. It claims due items of the functions this process serves and of
+// the lane's kinds (SELECT ... FOR UPDATE SKIP LOCKED), at most `concurrency` at once, renews each lease
+// every third of `leaseMs` while the item is processed, and sleeps until the next item is due (at most
+// `pollIntervalMs`) or until kick() says new work may be due. Processing an item may hand back the run's
+// next item, already leased to this worker (a run going on from one step to the next): the slot goes on
+// with it at once, without a claim or a poll, for at most `chainMs`; then the item is left to the queue,
+// behind the work that waited meanwhile. A worker that dies leaves its leases to expire; another worker
+// (or the restarted process) takes the items over. stop() waits for the items in flight, then gives the
 // leases of the ones still running back.
 import { LeaseLostError } from "../context.ts";
-import type { ExecutorStore, QueueItem } from "../store/store.ts";
+import { type ExecutorStore, type LaneKinds, leaseOf, type QueueItem } from "../store/store.ts";
+
+/** The end of a lease taken now. */
+export type ChainLease = () => Date;
+
 import type { ExecutorLogger } from "../types.ts";
 
 export interface WorkerOptions {
@@ -18,8 +25,18 @@ export interface WorkerOptions {
   leaseMs: number;
   /** the functions whose items this worker claims */
   functionIds(): string[];
-  /** process one leased item; isAbandoned() turns true once stop() gave its lease back */
-  process(item: QueueItem, isAbandoned: () => boolean): Promise<void>;
+  /** the item kinds this lane claims (undefined: every kind) */
+  kinds?: LaneKinds;
+  /** kinds claimed before any other due item */
+  first?: LaneKinds;
+  /** how long one slot may go on with a run's next items before leaving them to the queue (default 2 s) */
+  chainMs?: number;
+  /**
+   * Process one leased item; isAbandoned() turns true once stop() gave its lease back. With `chainLease`,
+   * it may return the run's next item, leased to this worker until chainLease() (asked when the lease is
+   * taken), to be processed next in this slot.
+   */
+  process(item: QueueItem, isAbandoned: () => boolean, chainLease: ChainLease | null): Promise<QueueItem | null>;
   /** an item failed with an error other than a lost lease (its lease is left to expire) */
   onError(item: QueueItem, error: Error): Promise<void>;
 }
@@ -35,7 +52,7 @@ export class WorkerLoop {
   stopping = false;
   lastPollAt: Date | null = null;
   lastError: string | null = null;
-  private readonly inFlight = new Map<string, InFlight>();
+  private readonly inFlight = new Set<InFlight>();
   private loopDone: Promise<void> | null = null;
   private wake: (() => void) | null = null;
   private kicked = false;
@@ -66,7 +83,7 @@ export class WorkerLoop {
     this.stopping = true;
     this.kick();
     await this.loopDone;
-    const pending = [...this.inFlight.values()];
+    const pending = [...this.inFlight];
     if (pending.length > 0) {
       let timer: NodeJS.Timeout | undefined;
       await Promise.race([
@@ -77,26 +94,24 @@ export class WorkerLoop {
       ]);
       clearTimeout(timer);
     }
-    const abandoned = [...this.inFlight.values()];
+    const abandoned = [...this.inFlight];
     for (const a of abandoned) a.abandoned = true;
     if (abandoned.length > 0) {
       this.opts.log.warn(
         `stopping with ${abandoned.length} call(s) still running; their leases are released and they will be retried`,
       );
-      await this.opts.store.release(
-        abandoned.map((a) => a.item.id),
-        this.opts.workerId,
-      );
+      await this.opts.store.release(abandoned.map((a) => ({ itemId: a.item.id, owner: leaseOf(a.item) })));
     }
     this.running = false;
   }
 
-  /** Process one leased item while a heartbeat renews its lease. */
-  private async processLeased(item: QueueItem, isAbandoned: () => boolean): Promise<void> {
-    const { store, log, workerId, leaseMs, now } = this.opts;
+  /** Process one leased item (and the items it hands on) while a heartbeat renews the current lease. */
+  private async processLeased(entry: InFlight): Promise<void> {
+    const { store, log, leaseMs, now } = this.opts;
     const heartbeat = setInterval(
       () => {
-        store.heartbeat(item.id, workerId, new Date(now().getTime() + leaseMs)).then(
+        const item = entry.item;
+        store.heartbeat(item.id, leaseOf(item), new Date(now().getTime() + leaseMs)).then(
           (ok) => {
             if (!ok) log.warn("lease lost while processing", { itemId: item.id, runId: item.runId });
           },
@@ -105,15 +120,34 @@ export class WorkerLoop {
       },
       Math.max(50, Math.floor(leaseMs / 3)),
     );
+    const chainEnds = Date.now() + (this.opts.chainMs ?? 2000);
     try {
-      await this.opts.process(item, isAbandoned);
-    } catch (e) {
-      if (e instanceof LeaseLostError) log.info("lease lost; result discarded", { itemId: item.id, runId: item.runId });
-      else {
-        this.lastError = (e as Error).message;
-        log.error(`processing ${item.kind} item of run ${item.runId} failed: ${(e as Error).message}`);
-        // other errors (database down, timeouts) leave the lease to expire: the item is retried then
-        await this.opts.onError(item, e as Error);
+      for (let item: QueueItem | null = entry.item; item; ) {
+        entry.item = item;
+        const current: QueueItem = item;
+        const chain = !this.stopping && Date.now() < chainEnds;
+        try {
+          item = await this.opts.process(
+            current,
+            () => entry.abandoned,
+            chain ? () => new Date(now().getTime() + leaseMs) : null,
+          );
+        } catch (e) {
+          if (e instanceof LeaseLostError)
+            log.info("lease lost; result discarded", { itemId: current.id, runId: current.runId });
+          else {
+            this.lastError = (e as Error).message;
+            log.error(`processing ${current.kind} item of run ${current.runId} failed: ${(e as Error).message}`);
+            // other errors (database down, timeouts) leave the lease to expire: the item is retried then
+            await this.opts.onError(current, e as Error);
+          }
+          item = null;
+        }
+        if (item && (this.stopping || entry.abandoned)) {
+          // stopping: the run's next item goes back to the queue (stop() gives the current lease back)
+          await store.release([{ itemId: item.id, owner: leaseOf(item) }]).catch(() => {});
+          item = null;
+        }
       }
     } finally {
       clearInterval(heartbeat);
@@ -122,11 +156,11 @@ export class WorkerLoop {
 
   private spawn(item: QueueItem): void {
     const entry: InFlight = { item, promise: Promise.resolve(), abandoned: false };
-    entry.promise = this.processLeased(item, () => entry.abandoned).finally(() => {
-      this.inFlight.delete(item.id);
+    entry.promise = this.processLeased(entry).finally(() => {
+      this.inFlight.delete(entry);
       this.kick();
     });
-    this.inFlight.set(item.id, entry);
+    this.inFlight.add(entry);
   }
 
   private async idle(ms: number): Promise<void> {
@@ -146,49 +180,39 @@ export class WorkerLoop {
     this.kicked = false;
   }
 
-  /** Lease up to `limit` due items. */
-  private async claimDue(limit: number): Promise<QueueItem[]> {
+  /** Lease up to `limit` due items; also when the next item is due (one round trip). */
+  private async pollDue(limit: number): Promise<{ items: QueueItem[]; nextDueAt: Date | null }> {
     const { store, now, leaseMs, workerId } = this.opts;
     const at = now();
-    const items = await store.claim({
+    const polled = await store.poll({
       workerId,
       now: at,
       leaseUntil: new Date(at.getTime() + leaseMs),
       limit,
       functionIds: this.opts.functionIds(),
+      ...(this.opts.kinds ? { kinds: this.opts.kinds } : {}),
+      ...(this.opts.first ? { first: this.opts.first } : {}),
     });
     this.lastPollAt = at;
-    return items;
-  }
-
-  /** How long to idle: until the next item is due, at most pollIntervalMs. */
-  private async nextWait(): Promise<number> {
-    const { store, now, pollIntervalMs, concurrency } = this.opts;
-    let wait = pollIntervalMs;
-    if (this.inFlight.size < concurrency) {
-      try {
-        const next = await store.nextDueAt(this.opts.functionIds());
-        if (next) wait = Math.max(5, Math.min(pollIntervalMs, next.getTime() - now().getTime()));
-      } catch {
-        // the next claim reports database trouble
-      }
-    }
-    return wait;
+    return polled;
   }
 
   private async loop(): Promise<void> {
-    const { log, pollIntervalMs, concurrency } = this.opts;
+    const { log, pollIntervalMs, concurrency, now } = this.opts;
     let failures = 0;
     while (!this.stopping) {
       const free = concurrency - this.inFlight.size;
+      // idle until the next item is due, at most pollIntervalMs (other processes enqueue too)
+      let wait = pollIntervalMs;
       if (free > 0) {
         try {
-          const items = await this.claimDue(free);
+          const { items, nextDueAt } = await this.pollDue(free);
           if (failures > 0) log.info("claiming work again after database errors", { failures });
           failures = 0;
           this.lastError = null;
           for (const item of items) this.spawn(item);
           if (items.length === free) continue; // more may be due; in-flight completions kick the loop
+          if (nextDueAt) wait = Math.max(5, Math.min(pollIntervalMs, nextDueAt.getTime() - now().getTime()));
         } catch (e) {
           failures++;
           this.lastError = (e as Error).message;
@@ -200,7 +224,7 @@ export class WorkerLoop {
         }
       }
       if (this.stopping) break;
-      await this.idle(await this.nextWait());
+      await this.idle(wait);
     }
   }
 }

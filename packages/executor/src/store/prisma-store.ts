@@ -8,6 +8,7 @@ import type {
   ExecutorStore,
   FunctionConfig,
   FunctionRecord,
+  LaneKinds,
   NewQueueItem,
   NewRun,
   NewStep,
@@ -20,6 +21,7 @@ import type {
   RunStatus,
   SerializedError,
   StepRecord,
+  StepRunCommit,
   StoreTx,
   WaitRecord,
 } from "./store.ts";
@@ -170,6 +172,24 @@ function isRetryableTxError(e: unknown): boolean {
   return any?.code === "P2034" || /deadlock detected|could not serialize access/i.test(String(any?.message ?? ""));
 }
 
+/** SQLSTATE classes 22 and 23: the database refused the data itself (StoreDataError); else returns. */
+function refusedData(e: unknown): void {
+  const state = sqlStateOf(e);
+  if (state?.startsWith("22") || state?.startsWith("23")) {
+    throw new StoreDataError(`the database refused the data (SQLSTATE ${state}): ${(e as Error).message}`, {
+      cause: e,
+    });
+  }
+}
+
+/**
+ * A new lease's owner: the worker id and a random suffix, so that each lease is its own. Two slots of one
+ * worker can never both act on an item: a slot whose lease expired and was taken again (even by the same
+ * worker, e.g. after a stall or a clock jump) finds its token gone (docs/executor.md "Leases").
+ */
+const newLeaseOwner = (workerId: string) =>
+  Prisma.sql`(${workerId}::text || '#' || substr(md5(random()::text || clock_timestamp()::text), 1, 12))`;
+
 class PrismaStoreTx implements StoreTx {
   constructor(private readonly tx: Tx) {}
 
@@ -281,20 +301,30 @@ class PrismaStoreTx implements StoreTx {
     return inserted === 1;
   }
 
-  async requestCall(runId: string, functionId: string, runAt: Date, newId: string): Promise<void> {
+  async requestCall(
+    runId: string,
+    functionId: string,
+    runAt: Date,
+    newId: string,
+    leaseTo?: { workerId: string; until: Date },
+  ): Promise<QueueItem | null> {
     const key = itemKeys.call(runId);
-    await this.tx.$executeRaw`
-      INSERT INTO executor_queue (id, run_id, function_id, kind, attempt, dedupe_key, rediscover, run_at, created_at)
-      VALUES (${newId}, ${runId}, ${functionId}, 'call', 0, ${key}, false, ${runAt}, now())
+    const rows = await this.tx.$queryRaw<Raw[]>`
+      INSERT INTO executor_queue (id, run_id, function_id, kind, attempt, dedupe_key, rediscover, run_at, lease_owner, lease_expires_at, created_at)
+      VALUES (${newId}, ${runId}, ${functionId}, 'call', 0, ${key}, false, ${runAt},
+              ${leaseTo ? newLeaseOwner(leaseTo.workerId) : Prisma.sql`NULL`}, ${leaseTo?.until ?? null}, now())
       ON CONFLICT (dedupe_key) DO UPDATE SET
         rediscover = CASE WHEN executor_queue.lease_owner IS NOT NULL THEN true ELSE executor_queue.rediscover END,
         run_at = CASE WHEN executor_queue.lease_owner IS NOT NULL THEN executor_queue.run_at
-                      ELSE LEAST(executor_queue.run_at, EXCLUDED.run_at) END`;
+                      ELSE LEAST(executor_queue.run_at, EXCLUDED.run_at) END
+      RETURNING *, (xmax = 0) AS inserted`;
+    const row = rows[0];
+    return leaseTo && row && row.inserted === true ? rawToItem(row) : null;
   }
 
   async finishItem(
     itemId: string,
-    workerId: string,
+    owner: string,
     now: Date,
     again?: { runAt: Date; attempt: number },
   ): Promise<boolean> {
@@ -303,7 +333,7 @@ class PrismaStoreTx implements StoreTx {
     const keep = again !== undefined;
     const rows = await this.tx.$queryRaw<{ n: bigint | number }[]>`
       WITH it AS (
-        SELECT id, rediscover FROM executor_queue WHERE id = ${itemId} AND lease_owner = ${workerId} FOR UPDATE
+        SELECT id, rediscover FROM executor_queue WHERE id = ${itemId} AND lease_owner = ${owner} FOR UPDATE
       ),
       gone AS (
         DELETE FROM executor_queue q USING it
@@ -403,12 +433,7 @@ class PrismaStore implements ExecutorStore {
       try {
         return await this.db.$transaction((tx) => fn(new PrismaStoreTx(tx)), this.txOpts);
       } catch (e) {
-        const state = sqlStateOf(e);
-        if (state?.startsWith("22") || state?.startsWith("23")) {
-          throw new StoreDataError(`the database refused the data (SQLSTATE ${state}): ${(e as Error).message}`, {
-            cause: e,
-          });
-        }
+        refusedData(e);
         if (attempt >= 8 || !isRetryableTxError(e)) throw e;
         await new Promise((r) => setTimeout(r, 5 * attempt + Math.random() * 20));
       }
@@ -421,45 +446,167 @@ class PrismaStore implements ExecutorStore {
     leaseUntil,
     limit,
     functionIds,
+    kinds,
   }: Parameters<ExecutorStore["claim"]>[0]): Promise<QueueItem[]> {
     if (functionIds.length === 0 || limit <= 0) return [];
+    const kindFilter = kinds ? Prisma.sql`AND kind IN (${Prisma.join([...kinds])})` : Prisma.empty;
     const claimed = await this.db.$queryRaw<Raw[]>`
         WITH due AS (
           SELECT id FROM executor_queue
           WHERE run_at <= ${now}
             AND (lease_expires_at IS NULL OR lease_expires_at < ${now})
             AND function_id IN (${Prisma.join(functionIds)})
+            ${kindFilter}
           ORDER BY run_at
           LIMIT ${limit}
           FOR UPDATE SKIP LOCKED
         )
-        UPDATE executor_queue q SET lease_owner = ${workerId}, lease_expires_at = ${leaseUntil}
+        UPDATE executor_queue q SET lease_owner = ${newLeaseOwner(workerId)}, lease_expires_at = ${leaseUntil}
         FROM due WHERE q.id = due.id
         RETURNING q.*`;
     return claimed.map(rawToItem).sort((a, b) => a.runAt.getTime() - b.runAt.getTime());
   }
 
-  async heartbeat(itemId: string, workerId: string, leaseUntil: Date): Promise<boolean> {
+  async poll({
+    workerId,
+    now,
+    leaseUntil,
+    limit,
+    functionIds,
+    kinds,
+    first,
+  }: Parameters<ExecutorStore["poll"]>[0]): Promise<{ items: QueueItem[]; nextDueAt: Date | null }> {
+    if (functionIds.length === 0) return { items: [], nextDueAt: null };
+    const kindFilter = kinds ? Prisma.sql`AND kind IN (${Prisma.join([...kinds])})` : Prisma.empty;
+    const order = first?.length
+      ? Prisma.sql`ORDER BY (kind IN (${Prisma.join([...first])})) DESC, run_at`
+      : Prisma.sql`ORDER BY run_at`;
+    const rows = await this.db.$queryRaw<{ items: Raw[]; next_due: Date | string | null }[]>`
+        WITH due AS (
+          SELECT id FROM executor_queue
+          WHERE run_at <= ${now}
+            AND (lease_expires_at IS NULL OR lease_expires_at < ${now})
+            AND function_id IN (${Prisma.join(functionIds)})
+            ${kindFilter}
+          ${order}
+          LIMIT ${Math.max(0, limit)}
+          FOR UPDATE SKIP LOCKED
+        ),
+        claimed AS (
+          UPDATE executor_queue q SET lease_owner = ${newLeaseOwner(workerId)}, lease_expires_at = ${leaseUntil}
+          FROM due WHERE q.id = due.id
+          RETURNING q.*
+        )
+        SELECT
+          (SELECT COALESCE(json_agg(c), '[]'::json) FROM claimed c) AS items,
+          (SELECT MIN(CASE WHEN lease_expires_at IS NOT NULL AND lease_expires_at > run_at THEN lease_expires_at ELSE run_at END)
+           FROM executor_queue
+           WHERE function_id IN (${Prisma.join(functionIds)}) ${kindFilter} AND id NOT IN (SELECT id FROM due)) AS next_due`;
+    const row = rows[0];
+    const items = (row?.items ?? []).map(rawToItem).sort((a, b) => a.runAt.getTime() - b.runAt.getTime());
+    return { items, nextDueAt: row?.next_due ? rawDate(row.next_due) : null };
+  }
+
+  async loadCall(runId: string): Promise<{ run: RunRecord; steps: StepRecord[] } | null> {
+    const rows = await this.db.$queryRaw<Raw[]>`
+      SELECT r.*, COALESCE((
+        SELECT json_agg(json_build_object('step_id', s.step_id, 'seq', s.seq, 'op', s.op, 'name', s.name,
+                                          'data', s.data, 'error', s.error, 'created_at', s.created_at) ORDER BY s.seq)
+        FROM executor_steps s WHERE s.run_id = r.id), '[]'::json) AS memoized
+      FROM executor_runs r WHERE r.id = ${runId}`;
+    const row = rows[0];
+    if (!row) return null;
+    const steps = (row.memoized as Raw[]).map(
+      (s): StepRecord => ({
+        runId,
+        stepId: s.step_id as string,
+        seq: Number(s.seq),
+        op: s.op as string,
+        name: (s.name as string | null) ?? null,
+        data: s.data ?? null,
+        error: (s.error as SerializedError | null) ?? null,
+        createdAt: rawDate(s.created_at),
+      }),
+    );
+    return { run: rawToRun(row), steps };
+  }
+
+  async commitStepRun(
+    c: StepRunCommit,
+  ): Promise<{ item: QueueItem; seq: number; createdAt: Date; othersWrote: boolean } | null> {
+    // Each CTE feeds the next, so a failed condition writes nothing: the item locked if still ours
+    // (re-checked on its latest version), the run locked if active, the seq taken, the step inserted
+    // (ON CONFLICT: memoized meanwhile), and only then the item turned into the next discovery call.
+    const step = c.step;
+    const rows = await this.db.$queryRaw<Raw[]>`
+      WITH mine AS (
+        SELECT id, rediscover FROM executor_queue
+        WHERE id = ${c.itemId} AND lease_owner = ${c.owner} AND kind = 'call' FOR UPDATE
+      ),
+      run AS (
+        SELECT id FROM executor_runs
+        WHERE id = ${c.runId} AND status IN ('queued', 'running') AND EXISTS (SELECT 1 FROM mine)
+          AND NOT EXISTS (SELECT 1 FROM executor_steps WHERE run_id = ${c.runId} AND step_id = ${step.stepId})
+        FOR UPDATE
+      ),
+      seq AS (
+        UPDATE executor_runs r SET step_seq = r.step_seq + 1, status = 'running',
+          started_at = COALESCE(r.started_at, ${c.now}::timestamptz), updated_at = now()
+        FROM run WHERE r.id = run.id
+        RETURNING r.step_seq
+      ),
+      ins AS (
+        INSERT INTO executor_steps (run_id, step_id, seq, op, name, data, error, created_at)
+        SELECT ${c.runId}::text, ${step.stepId}::text, step_seq, ${step.op}::text, ${step.name ?? null}::text,
+               ${jsonText(step.data)}::jsonb, NULL, now()
+        FROM seq
+        ON CONFLICT DO NOTHING
+        RETURNING seq, created_at
+      ),
+      next AS (
+        UPDATE executor_queue q SET
+          rediscover = false, attempt = 0, run_at = ${c.now}::timestamptz,
+          lease_owner = ${c.leaseUntil ? newLeaseOwner(c.workerId) : Prisma.sql`NULL`}, lease_expires_at = ${c.leaseUntil}::timestamptz
+        FROM ins WHERE q.id = ${c.itemId}
+        RETURNING q.*
+      )
+      SELECT next.*, ins.seq AS step_seq_new, ins.created_at AS step_created_at, mine.rediscover AS others_wrote
+      FROM next, ins, mine`.catch((e: unknown) => {
+      refusedData(e);
+      throw e;
+    });
+    const row = rows[0];
+    if (!row) return null;
+    return {
+      item: rawToItem(row),
+      seq: Number(row.step_seq_new),
+      createdAt: rawDate(row.step_created_at),
+      othersWrote: Boolean(row.others_wrote),
+    };
+  }
+
+  async heartbeat(itemId: string, owner: string, leaseUntil: Date): Promise<boolean> {
     const { count } = await this.db.executorQueueItem.updateMany({
-      where: { id: itemId, leaseOwner: workerId },
+      where: { id: itemId, leaseOwner: owner },
       data: { leaseExpiresAt: leaseUntil },
     });
     return count === 1;
   }
 
-  async release(itemIds: string[], workerId: string): Promise<void> {
-    if (itemIds.length === 0) return;
+  async release(leases: Array<{ itemId: string; owner: string }>): Promise<void> {
+    if (leases.length === 0) return;
     await this.db.executorQueueItem.updateMany({
-      where: { id: { in: itemIds }, leaseOwner: workerId },
+      where: { OR: leases.map((l) => ({ id: l.itemId, leaseOwner: l.owner })) },
       data: { leaseOwner: null, leaseExpiresAt: null },
     });
   }
 
-  async nextDueAt(functionIds: string[]): Promise<Date | null> {
+  async nextDueAt(functionIds: string[], kinds?: LaneKinds): Promise<Date | null> {
     if (functionIds.length === 0) return null;
+    const kindFilter = kinds ? Prisma.sql`AND kind IN (${Prisma.join([...kinds])})` : Prisma.empty;
     const rows = await this.db.$queryRaw<{ at: Date | null }[]>`
         SELECT MIN(CASE WHEN lease_expires_at IS NOT NULL AND lease_expires_at > run_at THEN lease_expires_at ELSE run_at END) AS at
-        FROM executor_queue WHERE function_id IN (${Prisma.join(functionIds)})`;
+        FROM executor_queue WHERE function_id IN (${Prisma.join(functionIds)}) ${kindFilter}`;
     const at = rows[0]?.at;
     return at ? new Date(at) : null;
   }

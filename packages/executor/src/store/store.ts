@@ -128,6 +128,10 @@ export interface QueueItem {
   rediscover: boolean;
   payload: Record<string, unknown> | null;
   runAt: Date;
+  /**
+   * The lease: the worker id and a suffix of its own per lease (null: not leased). Finishing, heartbeats and
+   * releases name it, so a lease taken again (by anyone) voids the older holder's.
+   */
   leaseOwner: string | null;
   leaseExpiresAt: Date | null;
   createdAt: Date;
@@ -190,13 +194,21 @@ export interface StoreTx {
    * Ask for a discovery call of the run at `runAt`. There is one call item per run: if it exists and
    * is leased, it is flagged to run again when its holder finishes; otherwise it is made due earlier.
    */
-  requestCall(runId: string, functionId: string, runAt: Date, newId: string): Promise<void>;
+  requestCall(
+    runId: string,
+    functionId: string,
+    runAt: Date,
+    newId: string,
+    leaseTo?: { workerId: string; until: Date },
+  ): Promise<QueueItem | null>;
+  /** (with `leaseTo`: a call item newly created is leased to that worker and returned; else null) */
   /**
-   * Finish a claimed item; false when the lease was lost (another worker owns it, or the item is gone).
+   * Finish a claimed item (`owner`: its lease, leaseOf(item)); false when the lease was lost (the item was
+   * leased again, by another worker or another slot of this one, or it is gone).
    * `again` keeps the item for another attempt at runAt; otherwise a call item flagged `rediscover`
    * becomes due now, and any other item is deleted.
    */
-  finishItem(itemId: string, workerId: string, now: Date, again?: { runAt: Date; attempt: number }): Promise<boolean>;
+  finishItem(itemId: string, owner: string, now: Date, again?: { runAt: Date; attempt: number }): Promise<boolean>;
   countItems(runId: string, kind: QueueKind, excludeItemId?: string): Promise<number>;
   /** Delete the cron items of these functions except the ones with the given dedupe keys. */
   deleteCronItems(functionIds: string[], keepKeys: string[]): Promise<void>;
@@ -211,23 +223,67 @@ export interface StoreTx {
   waitsForEvent(name: string): Promise<Array<WaitRecord & { runEvent: EventPayload }>>;
 }
 
+/** The common SDK answer: a `call` item's call ran exactly one new step (StepRun). */
+export interface StepRunCommit {
+  runId: string;
+  itemId: string;
+  /** the item's lease (leaseOf(item)) */
+  owner: string;
+  /** the worker a continued call is leased to */
+  workerId: string;
+  step: NewStep;
+  now: Date;
+  /** keep the run's next call leased to this worker until then (it continues the run); null: free for anyone */
+  leaseUntil: Date | null;
+}
+
+/** A lane's share of the queue: the item kinds it claims. */
+export type LaneKinds = readonly QueueKind[];
+
 export interface ExecutorStore {
   /** One database transaction; retried on deadlock/serialization failure. */
   transaction<T>(fn: (tx: StoreTx) => Promise<T>): Promise<T>;
-  /** Lease up to `limit` due items (FOR UPDATE SKIP LOCKED) of the given functions. */
+  /** Lease up to `limit` due items (FOR UPDATE SKIP LOCKED) of the given functions (and kinds, when given). */
   claim(args: {
     workerId: string;
     now: Date;
     leaseUntil: Date;
     limit: number;
     functionIds: string[];
+    kinds?: LaneKinds;
   }): Promise<QueueItem[]>;
-  /** Extend a lease; false when it is no longer ours. */
-  heartbeat(itemId: string, workerId: string, leaseUntil: Date): Promise<boolean>;
-  /** Give leases back so another worker can take the items at once. */
-  release(itemIds: string[], workerId: string): Promise<void>;
-  /** When the next item of these functions becomes due (null: none queued). */
-  nextDueAt(functionIds: string[]): Promise<Date | null>;
+  /**
+   * claim() and, in the same statement, nextDueAt() of the items left (one round trip per poll). Items of
+   * `first` kinds are claimed before any other due item.
+   */
+  poll(args: {
+    workerId: string;
+    now: Date;
+    leaseUntil: Date;
+    limit: number;
+    functionIds: string[];
+    kinds?: LaneKinds;
+    first?: LaneKinds;
+  }): Promise<{ items: QueueItem[]; nextDueAt: Date | null }>;
+  /** The run and its memoized steps (in seq order), in one read. */
+  loadCall(runId: string): Promise<{ run: RunRecord; steps: StepRecord[] } | null>;
+  /**
+   * One statement for StepRunCommit, all or nothing: when the item is still leased to this worker, the run
+   * active and the step not memoized yet, memoizes the step (a queued run becomes running) and turns the
+   * item into the run's next discovery call, due now: leased to this worker until `leaseUntil`, or free.
+   * Returns the item, the step's seq and whether anything else asked for a call of the run meanwhile
+   * (`othersWrote`: the item was flagged rediscover, e.g. an event resolved a wait); null when a condition
+   * failed (nothing was memoized: the caller applies the answer the general way).
+   */
+  commitStepRun(
+    c: StepRunCommit,
+  ): Promise<{ item: QueueItem; seq: number; createdAt: Date; othersWrote: boolean } | null>;
+  /** Extend a lease (`owner`: leaseOf(item)); false when it is no longer ours. */
+  heartbeat(itemId: string, owner: string, leaseUntil: Date): Promise<boolean>;
+  /** Give leases back so another worker can take the items at once (those still ours). */
+  release(leases: Array<{ itemId: string; owner: string }>): Promise<void>;
+  /** When the next item of these functions (and kinds) becomes due (null: none queued). */
+  nextDueAt(functionIds: string[], kinds?: LaneKinds): Promise<Date | null>;
 
   getRun(runId: string): Promise<RunRecord | null>;
   listRuns(filter: RunFilter): Promise<RunRecord[]>;
@@ -239,3 +295,6 @@ export interface ExecutorStore {
   /** Retention: delete ended runs (and their steps) that ended before `before`, and older events. */
   prune(before: Date): Promise<{ runs: number; events: number }>;
 }
+
+/** The lease an item was handed out under ("" for an item not leased: it matches no row). */
+export const leaseOf = (item: QueueItem): string => item.leaseOwner ?? "";
