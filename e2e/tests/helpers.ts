@@ -24,9 +24,16 @@ export async function signIn(page: Page, email: string, password = PASSWORD) {
   await page.getByRole("button", { name: "Sign in" }).click();
 }
 
-/** A documentation screenshot, written to docs/screenshots/<name>.png by the e2e run. */
+/**
+ * A documentation screenshot, written to docs/screenshots/<name>.png by the e2e run. Callers first wait
+ * for what the picture must show; this waits until it is drawn: the fonts loaded and every image decoded.
+ * Never for "networkidle": pages that poll (a machine's live screen, runs, schedules) never fall idle.
+ */
 export async function shot(page: Page, name: string, opts: { fullPage?: boolean } = {}) {
-  await page.waitForLoadState("networkidle");
+  await page.evaluate(async () => {
+    await document.fonts.ready;
+  });
+  await page.waitForFunction(() => [...document.images].every((img) => img.complete && img.naturalWidth > 0));
   await page.screenshot({
     path: path.join(SHOTS, `${name}.png`),
     fullPage: opts.fullPage ?? true,
