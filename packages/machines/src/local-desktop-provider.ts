@@ -48,6 +48,7 @@ import {
   MachineIsolation,
   type MachineIsolationOptions,
 } from "./isolation/machine-isolation.ts";
+import { x11SocketOf } from "./isolation/mount.ts";
 import { LocalHomeFs } from "./local-fs.ts";
 import { isInside } from "./paths.ts";
 import { pngSize } from "./png.ts";
@@ -69,6 +70,7 @@ import {
   userEnv,
   userSpawn,
   waitFor,
+  xServerDisplays,
 } from "./process-utils.ts";
 import type {
   BatchResult,
@@ -920,8 +922,10 @@ export class LocalDesktopProvider implements MachineProvider {
 
   private async pickDisplay(): Promise<number> {
     const [lo, hi] = this.opts.displayRange;
+    // isolated machines' X sockets and lock files are in their own /tmp: their X servers are found by process
+    const running = await xServerDisplays();
     for (let n = lo; n <= hi; n++) {
-      if (this.claimedDisplays.has(n)) continue;
+      if (this.claimedDisplays.has(n) || running.has(n)) continue;
       if (existsSync(`/tmp/.X${n}-lock`) || existsSync(`/tmp/.X11-unix/X${n}`)) continue;
       const ports = [this.opts.devtoolsPortBase + n, this.opts.vncPortBase + n, this.opts.websocketPortBase + n];
       const free = await Promise.all(ports.map((p) => portFree(p)));
@@ -1076,7 +1080,7 @@ export class LocalDesktopProvider implements MachineProvider {
         if (exited) return true;
         try {
           const lockPid = Number((await readFile(`/proc/${pid}/root/tmp/.X${display}-lock`, "utf8")).trim());
-          return lockPid === pid && (await canConnectUnix(`/tmp/.X11-unix/X${display}`));
+          return lockPid === pid && (await canConnectUnix(x11SocketOf(pid, display)));
         } catch {
           return false;
         }
@@ -1365,10 +1369,8 @@ export class LocalDesktopProvider implements MachineProvider {
       };
     }
     const procs = await processesOfUid(h.uid);
-    const xAlive =
-      h.display !== null &&
-      procs.some((p) => this.roleOf(p, rt) === "xvfb") &&
-      (await canConnectUnix(`/tmp/.X11-unix/X${h.display}`));
+    const xvfb = procs.find((p) => this.roleOf(p, rt) === "xvfb");
+    const xAlive = h.display !== null && !!xvfb && (await canConnectUnix(x11SocketOf(xvfb.pid, h.display)));
     if (!xAlive) {
       const stopped = await this.stopInner(rt);
       return {

@@ -5,6 +5,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { closeSync, openSync } from "node:fs";
 import { readdir, readFile } from "node:fs/promises";
 import net from "node:net";
+import path from "node:path";
 import { type Jail, jailedCommand } from "./isolation/jail.ts";
 
 export interface UserIdentity {
@@ -237,6 +238,29 @@ export async function processesOfUid(uid: number, includeZombies = false): Promi
   const entries = await readdir("/proc");
   const infos = await Promise.all(entries.filter((e) => /^\d+$/.test(e)).map((e) => readProc(Number(e))));
   return infos.filter((p): p is ProcInfo => p !== null && p.uid === uid && (includeZombies || p.state !== "Z"));
+}
+
+/**
+ * Display numbers of the X servers running on this host (Xvfb, Xorg, Xvnc... with a `:<n>` argument), in
+ * any namespace: an isolated machine's X socket is in its own /tmp, not in the host's /tmp/.X11-unix.
+ * Only the oldest X server of each uid counts: a machine's own Xvfb starts before anything its user runs,
+ * so X servers a tenant starts itself cannot take display numbers away from other machines.
+ */
+export async function xServerDisplays(): Promise<Set<number>> {
+  const entries = await readdir("/proc");
+  const infos = await Promise.all(entries.filter((e) => /^\d+$/.test(e)).map((e) => readProc(Number(e))));
+  const oldest = new Map<number, ProcInfo>();
+  for (const p of infos) {
+    if (!p || p.state === "Z" || !/^X[A-Za-z]*$/.test(path.posix.basename(p.cmdline[0] ?? ""))) continue;
+    const seen = oldest.get(p.uid);
+    if (!seen || p.start_time < seen.start_time) oldest.set(p.uid, p);
+  }
+  const out = new Set<number>();
+  for (const p of oldest.values()) {
+    const display = p.cmdline.slice(1).find((a) => /^:\d+$/.test(a));
+    if (display) out.add(Number(display.slice(1)));
+  }
+  return out;
 }
 
 /** The process is alive, not a zombie, and (when given) still the same process (start time). */

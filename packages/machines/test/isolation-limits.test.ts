@@ -147,7 +147,7 @@ describe("machine resource limits and private /tmp (real desktops, cgroups)", ()
     console.log(`tasks of a desktop with Chromium and xterm: ${tasksOf(a)}`);
   });
 
-  it("/tmp, /var/tmp and /dev/shm are each machine's own, the X socket directory the host's", async () => {
+  it("/tmp, /var/tmp, /dev/shm and the X socket directory in /tmp are each machine's own", async () => {
     const display = Number(a.display);
     const w = await term(
       provider,
@@ -160,6 +160,7 @@ describe("machine resource limits and private /tmp (real desktops, cgroups)", ()
     expect(w.output).toContain("/dev/shm ok");
     expect(w.output).toMatch(/1777 root\n1777 root\n1777 root/);
     expect(w.output).toMatch(/tmpfs .*size=65536k/);
+    // its X socket (isolation-x11.test.ts: no other desktop's is listed there or reachable)
     expect(w.output).toContain(`X${display}`);
     // Xvfb's lock file is in the machine's /tmp, not the host's
     expect(existsSync(`/tmp/.X${display}-lock`)).toBe(false);

@@ -193,7 +193,7 @@ describe("machine isolation (real desktops, network and mount namespaces)", () =
     ] as const) {
       expect(`${h}:${port} ${await probe(provider, b, h, port)}`).toBe(`${h}:${port} closed`);
     }
-    // /tmp is shared: links and FIFOs planted there by another user are not followed
+    // where users still share a world-writable directory, links and FIFOs another user planted are not followed
     const prot = await term(provider, a, "cat /proc/sys/fs/protected_symlinks /proc/sys/fs/protected_regular");
     expect(prot.output.trim().split("\n")).toEqual(["1", "1"]);
     // no IPv6 at all inside (so fc00::/7, fe80::/10 and the host's ::1 are out of reach)

@@ -144,9 +144,9 @@ export class MachineIsolation {
       if (missing.length)
         throw new Error(`missing ${missing.join(", ")} (Debian packages iproute2, iptables, util-linux, mount)`);
       await writeFile("/proc/sys/net/ipv4/ip_forward", "1");
-      // machines share the X sockets' directory (/tmp/.X11-unix; their /tmp, /var/tmp and /dev/shm are
-      // their own): links and FIFOs another user planted in such a directory are not followed or opened
-      // (the kernel's protected_* settings, as systemd sets them; best effort)
+      // a machine's /tmp (with its X sockets' directory), /var/tmp and /dev/shm are its own; where users
+      // still share a world-writable directory, links and FIFOs another user planted there are not
+      // followed or opened (the kernel's protected_* settings, as systemd sets them; best effort)
       for (const name of ["protected_symlinks", "protected_hardlinks", "protected_regular", "protected_fifos"])
         await writeFile(`/proc/sys/fs/${name}`, "1").catch(() => {});
       this.dns = machineDns(

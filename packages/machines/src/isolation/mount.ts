@@ -12,16 +12,18 @@
 //   /etc/passwd, /etc/group  without the other machines' users
 //   /proc                    a new proc with hidepid=invisible: a machine's user sees its own processes
 //   /tmp, /var/tmp, /dev/shm a fresh tmpfs each (1777, size-limited): nothing one machine leaves there is
-//                            seen by another; the host's /tmp/.X11-unix is bound back into /tmp (the
-//                            service reaches each display through its socket; Xvfb's lock file stays in
-//                            the machine's own /tmp, where the host reads it via /proc/<pid>/root)
+//                            seen by another. /tmp/.X11-unix too is the machine's own (root's, 1777, in
+//                            that tmpfs): its X server's socket is the only one there, and the other
+//                            desktops' X servers are out of reach (their abstract sockets are in their own
+//                            network namespaces). The service reaches a display, and reads Xvfb's lock
+//                            file, through /proc/<Xvfb's pid>/root (x11SocketOf).
 //
 // The namespace is kept by bind-mounting it on /run/cua-isolation/mnt/<cuan-hex> (that directory is a
 // private mount, as `unshare --mount=<file>` needs); processes enter it with nsenter (jail.ts). An IPC
 // namespace of the machine's own is kept beside it (<cuan-hex>.ipc).
 
 import { existsSync, statSync } from "node:fs";
-import { chmod, mkdir, readdir, readFile, realpath, unlink, writeFile } from "node:fs/promises";
+import { mkdir, readdir, readFile, realpath, unlink, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { isInside } from "../paths.ts";
 import { run } from "../process-utils.ts";
@@ -52,8 +54,16 @@ export interface PrivateTmp {
 
 export const DEFAULT_PRIVATE_TMP: PrivateTmp = { tmpSize: "1g", shmSize: "1g" };
 
-/** The X sockets' directory: shared with the host (the service connects to each display through it). */
+/** The X sockets' directory: in an isolated machine, its own (in its private /tmp). */
 export const X11_SOCKET_DIR = "/tmp/.X11-unix";
+
+/**
+ * Where the service (on the host) connects to display `display` of the X server running as `pid`: the
+ * socket in that process's own /tmp/.X11-unix, which is the host's for an unisolated machine.
+ */
+export function x11SocketOf(pid: number, display: number): string {
+  return `/proc/${pid}/root${X11_SOCKET_DIR}/X${display}`;
+}
 
 function privateDirs(p: PrivateTmp): [dir: string, options: string][] {
   return [
@@ -167,8 +177,7 @@ export function mountScript(
   const inFresh = (p: string) => fresh.some(([d]) => isInside(d, p));
   // what lies inside a fresh directory is gone anyway
   const cover = coverSet(hidden).filter((c) => !inFresh(c));
-  const keepAll = fresh.some(([d]) => d === "/tmp") ? [...keep, X11_SOCKET_DIR] : keep;
-  const kept = keepAll.map((k) => path.resolve(k)).filter((k) => cover.some((c) => isInside(c, k)) || inFresh(k));
+  const kept = keep.map((k) => path.resolve(k)).filter((k) => cover.some((c) => isInside(c, k)) || inFresh(k));
   const lines = [
     "set -e",
     // files replaced by the machine's own version (read-only; their sources are under /run, bound before /run goes)
@@ -198,6 +207,9 @@ export function mountScript(
     );
   // the machine's own /tmp, /var/tmp, /dev/shm
   for (const [d, options] of fresh) lines.push(`mount -t tmpfs -o ${options} cua-tmp ${shq(d)}`);
+  // the machine's own X sockets' directory (root's, 1777 as X servers require), never the host's: no other
+  // desktop's socket is listed or reachable there
+  if (fresh.some(([d]) => d === "/tmp")) lines.push(`mkdir -m 1777 ${shq(X11_SOCKET_DIR)}`);
   for (const k of kept) lines.push(`mkdir -p ${shq(k)}`);
   for (const c of dirs) lines.push(`mount -o remount,ro,nosuid,nodev ${shq(c)}`);
   kept.forEach((k, i) => {
@@ -228,11 +240,6 @@ export async function setupMountNs(
   await writeFile(file, "", { mode: 0o600 });
   await writeFile(ipc, "", { mode: 0o600 });
   await mkdir(ETC_DIR, { recursive: true, mode: 0o700 });
-  // bound into the machine's private /tmp: it must exist (root's, 1777, as the provider keeps it)
-  if (!existsSync(X11_SOCKET_DIR)) {
-    await mkdir(X11_SOCKET_DIR, { mode: 0o1777 }).catch(() => {});
-    await chmod(X11_SOCKET_DIR, 0o1777).catch(() => {});
-  }
   const accounts = accountsFor(
     await readFile("/etc/passwd", "utf8"),
     await readFile("/etc/group", "utf8").catch(() => ""),
