@@ -232,7 +232,7 @@ export class MockMachineProvider implements MachineProvider {
 
   private render(m: MockMachine): Screenshot {
     const { width, height } = m.handle.screen;
-    // rectangles only: RectCanvas encodes them without a full raster (the same bytes as Raster + encodePng)
+    // rectangles only: RectCanvas encodes them without a full raster (an indexed-colour PNG, the pixels of Raster)
     const r = new RectCanvas(width, height, hashColor(m.handle.machine_id));
     // taskbar
     r.fillRect(0, height - 28, width, 28, [30, 30, 36]);

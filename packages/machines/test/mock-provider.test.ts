@@ -32,20 +32,15 @@ describe("png codec", () => {
     expect(distinctColors(back)).toBe(2);
   });
 
-  it("RectCanvas gives the same bytes as drawing the same rectangles on a Raster", () => {
+  it("RectCanvas gives the image of drawing the same rectangles on a Raster: indexed up to 256 colours, else encodePng's bytes", () => {
     const rgb = fc.tuple(
       fc.integer({ min: 0, max: 255 }),
       fc.integer({ min: 0, max: 255 }),
       fc.integer({ min: 0, max: 255 }),
     );
     const coord = fc.double({ min: -20, max: 90, noNaN: true });
-    const rect = fc.tuple(
-      coord,
-      coord,
-      fc.double({ min: -5, max: 60, noNaN: true }),
-      fc.double({ min: -5, max: 60, noNaN: true }),
-      rgb,
-    );
+    const size = fc.double({ min: -5, max: 60, noNaN: true });
+    const rect = fc.tuple(coord, coord, size, size, rgb);
     fc.assert(
       fc.property(
         fc.integer({ min: 1, max: 70 }),
@@ -59,11 +54,22 @@ describe("png codec", () => {
             a.fillRect(x, y, rw, rh, c);
             b.fillRect(x, y, rw, rh, c);
           }
-          expect(b.toPng(3).equals(encodePng(a, 3))).toBe(true);
+          const png = b.toPng(3);
+          expect(png[25]).toBe(3); // IHDR colour type: indexed
+          expect(decodePng(png).data.equals(decodePng(encodePng(a, 3)).data)).toBe(true);
         },
       ),
       { numRuns: 300 },
     );
+    // more than 256 colours: RGB, byte for byte what encodePng writes
+    const a = new Raster(40, 30, [1, 2, 3]);
+    const b = new RectCanvas(40, 30, [1, 2, 3]);
+    for (let i = 0; i < 300; i++) {
+      const c: [number, number, number] = [i % 256, (i * 7) % 256, (i * 13) % 256];
+      a.fillRect(i % 40, Math.floor(i / 10), 3, 2, c);
+      b.fillRect(i % 40, Math.floor(i / 10), 3, 2, c);
+    }
+    expect(b.toPng(3).equals(encodePng(a, 3))).toBe(true);
   });
 });
 
