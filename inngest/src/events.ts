@@ -25,8 +25,14 @@ export const runResumed = eventType("run/resumed", {
 });
 /** POST /v1/runs/{id}/cancel: stops the run's function (cancelOn, matched by run_id). */
 export const runCancelled = eventType("run/cancelled", { schema: z.object({ run_id: id }) });
-/** The run-task function ended (the run is terminal): stops the run's deadline function. */
-export const runFinished = eventType("run/finished", { schema: z.object({ run_id: id }) });
+/**
+ * The run-task function ended (the run is terminal): stops the run's deadline function. `scheduled`: a
+ * schedule started the run (schedule-settle is triggered only then); absent in events of older versions,
+ * whose scheduled runs the schedule sweeper settles.
+ */
+export const runFinished = eventType("run/finished", {
+  schema: z.object({ run_id: id, scheduled: z.boolean().optional() }),
+});
 /** A callback delivery was queued (run_callback_deliveries): deliver it. */
 export const runCallback = eventType("run/callback", { schema: z.object({ delivery_id: id }) });
 

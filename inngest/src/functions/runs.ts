@@ -47,9 +47,11 @@ export function createRunFunctions(client: Inngest.Any, deps: RunsDeps) {
     },
     async ({ event, step }) => {
       const runId = event.data.run_id;
-      let out: StepOutcome | { kind: "running"; deadlineAt: string } = await step.run("start", () =>
-        startRun(deps, runId),
-      );
+      const started = await step.run("start", () => startRun(deps, runId));
+      // run/finished says whether a schedule started the run: only then does schedule-settle run (a start
+      // memoized by an older version has no flag: treated as scheduled)
+      const scheduled = (started as { scheduled?: boolean }).scheduled !== false;
+      let out: StepOutcome | { kind: "running"; deadlineAt: string } = started;
       try {
         for (let i = 1; out.kind !== "terminal"; i++) {
           out = await step.run(`step-${i}`, () => runAgentStep(deps, runId));
@@ -69,7 +71,10 @@ export function createRunFunctions(client: Inngest.Any, deps: RunsDeps) {
         // a step's retries ran out: the run fails with the step's last error
         out = await step.run("fail", () => failRunAfterError(deps, runId, e instanceof Error ? e.message : String(e)));
       }
-      await step.sendEvent("finished", runFinished.create({ run_id: runId }, { id: `run-finished-${runId}` }));
+      await step.sendEvent(
+        "finished",
+        runFinished.create({ run_id: runId, scheduled }, { id: `run-finished-${runId}` }),
+      );
       return out;
     },
   );

@@ -48,7 +48,13 @@ export function createScheduleFunctions(client: Inngest.Any, deps: FireDeps) {
   );
 
   const settle = client.createFunction(
-    { id: SCHEDULE_SETTLE_ID, name: "Schedule run settle", retries: 3, triggers: [{ event: runFinished }] },
+    {
+      id: SCHEDULE_SETTLE_ID,
+      name: "Schedule run settle",
+      retries: 3,
+      // only runs a schedule started (issue 16: every task run started this function for nothing)
+      triggers: [{ event: runFinished, if: "event.data.scheduled == true" }],
+    },
     async ({ event, step }) => step.run("settle", () => settleRun(deps, event.data.run_id)),
   );
 
