@@ -95,4 +95,29 @@ describe("compiled /v1 routes answer as trpc-to-openapi did", () => {
     expect(m.status).toBe(400);
     expect(m.body.error.message).toContain("mch_test_%41");
   });
+
+  // Issue 16: the models catalog is a frozen constant, validated and serialised once; each answer's text only
+  // gets its own request_id, where the per-call path puts it (last: the /v1 output schema names it)
+  it("GET /v1/models: the catalog with each call's own request_id, the one of its X-Service-Request-Id", async () => {
+    const [a, b] = [await raw("GET", "/v1/models"), await raw("GET", "/v1/models")];
+    for (const r of [a, b]) {
+      expect(r.status).toBe(200);
+      expect(r.body.request_id).toBe(r.headers.get("x-service-request-id"));
+      expect(r.text.endsWith(`,"request_id":"${r.body.request_id}"}`)).toBe(true);
+      expect(Object.keys(r.body)).toEqual([
+        "models",
+        "cua_versions",
+        "action_types",
+        "pricing",
+        "managed_machine",
+        "request_id",
+      ]);
+    }
+    expect(a.body.request_id).not.toBe(b.body.request_id);
+    const { request_id: _a, ...restA } = a.body;
+    const { request_id: _b, ...restB } = b.body;
+    expect(restA).toEqual(restB);
+    expect(restA.pricing.schedules).toBeTruthy();
+    expect(restA.models.length).toBeGreaterThan(0);
+  });
 });

@@ -170,7 +170,7 @@ describe("usage totals", () => {
   });
 
   // Issue 16: concurrent summaries of one account share reads, but a caller never gets a read that began
-  // before it arrived: what it recorded before asking is always counted.
+  // before it arrived and before a request that may have changed the totals: what it did before asking counts.
   it("concurrent summaries share reads, each started after its callers arrived", async () => {
     const a = await newAccount(7);
     const rec = new UsageRecorder(deps, 60_000, 500);
@@ -195,11 +195,89 @@ describe("usage totals", () => {
     const later = await Promise.all(
       Array.from({ length: 20 }, () => usageSummary(counting, { accountId: a, mode: "live" })),
     );
-    expect((await first).requests).toBe(1);
+    // the unwritten requests are counted when each answer is made: the first answer counts the second too
+    expect((await first).requests).toBe(2);
     for (const s of later) expect(s).toMatchObject({ requests: 2, balance: 7 });
     // the first caller's read; the first of the twenty starts its own (two may run), the other nineteen share
     // the one that starts when a running one ends
     expect(reads).toBe(3);
+    await rec.flush();
+  });
+
+  // Issue 16: a read of the stored totals is kept for USAGE_READ_TTL_MS while nothing this process knows of
+  // can have changed them. This process's requests always count at once; a change from elsewhere (another
+  // process's batch, a top-up) shows once a request of the account other than a usage read is recorded here,
+  // or within the TTL (the clock here is the test's: no waiting).
+  it("a kept read serves later summaries until a request of the account, a batch here or the TTL ends it", async () => {
+    const a = await newAccount(10);
+    let now = Date.now();
+    let reads = 0;
+    const clocked = { ...deps, clock: { now: () => new Date(now) } };
+    const rec = new UsageRecorder(clocked, 60_000, 500, 50_000, 100);
+    const counting = {
+      ...clocked,
+      usage: rec,
+      db: new Proxy(deps.db, {
+        get(t, k, r) {
+          if (k === "$queryRaw")
+            return (...args: unknown[]) => {
+              reads += 1;
+              return (t.$queryRaw as any)(...args);
+            };
+          return Reflect.get(t, k, r);
+        },
+      }),
+    } as CoreDeps & { usage: UsageRecorder };
+    const summary = () => usageSummary(counting, { accountId: a, mode: "live" });
+    const topUp = (n: number) =>
+      tdb.db.$executeRaw`UPDATE accounts SET balance_credits = balance_credits + ${n} WHERE id = ${a}::uuid`;
+
+    expect(await summary()).toMatchObject({ requests: 0, balance: 10 });
+    expect(reads).toBe(1);
+    // usage reads of this process count at once, from the kept read
+    for (let i = 0; i < 3; i++) rec.record(ev(a, "GET /v1/usage"));
+    expect(await summary()).toMatchObject({ requests: 3, balance: 10 });
+    expect(reads).toBe(1);
+
+    // a change made elsewhere is not seen before the TTL ends ...
+    await topUp(5);
+    now += 99;
+    expect(await summary()).toMatchObject({ requests: 3, balance: 10 });
+    expect(reads).toBe(1);
+    now += 1;
+    expect(await summary()).toMatchObject({ requests: 3, balance: 15 });
+    expect(reads).toBe(2);
+
+    // ... or once this process records another request of the account (its charge committed before it)
+    await topUp(5);
+    rec.record(ev(a, "POST /v1/predict", { creditsCharged: 5 }));
+    expect(await summary()).toMatchObject({ requests: 4, balance: 20 });
+    expect(reads).toBe(3);
+    expect(await summary()).toMatchObject({ requests: 4, balance: 20 });
+    expect(reads).toBe(3);
+
+    // a batch of this process: its events move from the buffer to the stored totals, counted once
+    rec.record(ev(a, "GET /v1/usage"));
+    await rec.flush();
+    const afterBatch = await summary();
+    expect(afterBatch.by_endpoint).toEqual([
+      { endpoint: "GET /v1/usage", requests: 4, credits_charged: 0 },
+      { endpoint: "POST /v1/predict", requests: 1, credits_charged: 0 },
+    ]);
+    expect(reads).toBe(4);
+
+    // another process's requests show within the TTL
+    const other = new UsageRecorder(clocked, 60_000, 500);
+    other.record(ev(a, "GET /v1/models"));
+    await other.flush();
+    expect((await summary()).requests).toBe(5);
+    now += 100;
+    expect((await summary()).requests).toBe(6);
+    expect(reads).toBe(5);
+    // another account's requests do not end this account's kept read
+    rec.record(ev(await newAccount(), "POST /v1/predict"));
+    expect((await summary()).requests).toBe(6);
+    expect(reads).toBe(5);
     await rec.flush();
   });
 });

@@ -200,11 +200,19 @@ export class RateLimiter {
 }
 
 export function rateLimitHeaders(r: RateLimitResult): Record<string, string> {
-  const h: Record<string, string> = {};
-  for (const p of ["X-RateLimit-", "RateLimit-"]) {
-    h[`${p}Limit`] = String(r.limit);
-    h[`${p}Remaining`] = String(r.remaining);
-    h[`${p}Reset`] = String(r.reset);
-  }
+  return setRateLimitHeaders({}, r);
+}
+
+/** Sets the six rate-limit headers on `h` (literal names: no string building per call). */
+export function setRateLimitHeaders(h: Record<string, string>, r: RateLimitResult): Record<string, string> {
+  const limit = String(r.limit);
+  const remaining = String(r.remaining);
+  const reset = String(r.reset);
+  h["X-RateLimit-Limit"] = limit;
+  h["X-RateLimit-Remaining"] = remaining;
+  h["X-RateLimit-Reset"] = reset;
+  h["RateLimit-Limit"] = limit;
+  h["RateLimit-Remaining"] = remaining;
+  h["RateLimit-Reset"] = reset;
   return h;
 }

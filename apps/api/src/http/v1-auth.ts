@@ -7,7 +7,7 @@ import { checkIdempotencyKey } from "@cua/core/idempotency/idempotency";
 import { authenticateKey, type Principal } from "@cua/core/keys/authenticate-key";
 import type { Scope } from "@cua/core/keys/scopes";
 import { type Ctx, header } from "../trpc/context.ts";
-import { rateLimitHeaders } from "./rate-limit.ts";
+import { setRateLimitHeaders } from "./rate-limit.ts";
 
 export function readApiKey(headers: { xApiKey?: string; authorization?: string }): string {
   const { xApiKey, authorization } = headers;
@@ -47,7 +47,7 @@ export async function authorizeKey(ctx: Ctx, rule: KeyRule): Promise<Principal> 
   // DECISIONS.md "Compatibility amendments": every response to an API key names its kind
   ctx.res.headers["X-Service-Key-Kind"] = principal.mode;
   const rl = await ctx.deps.limiter.check(principal.keyId, principal.tier);
-  Object.assign(ctx.res.headers, rateLimitHeaders(rl));
+  setRateLimitHeaders(ctx.res.headers, rl);
   if (!rl.allowed) {
     throw new CoreError("RATE_LIMIT_EXCEEDED", `At most ${rl.limit} requests per minute for this key.`, {
       retry_after: rl.reset,

@@ -58,6 +58,10 @@ export interface CompiledOperation {
   rule: KeyRule | null;
   /** answers `Accept: text/event-stream` with keepalives then the result (./sse-predict.ts) */
   sse: boolean;
+  /** the output schema names request_id (v1Output): a validated object lists it last, else first */
+  requestIdLast: boolean;
+  /** the handler's last frozen answer, validated and serialised (see staticAnswer) */
+  constant?: { src: object; json: string };
 }
 
 const kindOf = (t: unknown): string | undefined => (t as { _zod?: { def?: { type?: string } } })?._zod?.def?.type;
@@ -100,6 +104,7 @@ function compile(op: AnyOperation): CompiledOperation {
     }
   }
   const dflt = body ? "body" : "query";
+  const output = v1Output(op.output);
   return {
     op,
     endpoint: endpointOf(op),
@@ -113,7 +118,7 @@ function compile(op: AnyOperation): CompiledOperation {
     coerce,
     arrays,
     input: op.input,
-    output: v1Output(op.output),
+    output,
     rule:
       op.auth === "public"
         ? null
@@ -123,6 +128,7 @@ function compile(op: AnyOperation): CompiledOperation {
             idempotencyRequired: op.idempotency === "required-per-account",
           },
     sse: op.method === "POST" && Boolean(op.alsoServes?.includes("text/event-stream")),
+    requestIdLast: output instanceof z.ZodObject && "request_id" in output.shape,
   };
 }
 
@@ -214,18 +220,55 @@ export function operationCtx(deps: AppDeps, req: FastifyRequest, c: CompiledOper
   return ctx;
 }
 
-/** The chain after the transport: credential, input, the operation, its output. Throws what it refuses. */
-async function execute(c: CompiledOperation, ctx: Ctx, raw: unknown): Promise<unknown> {
-  const caller = c.rule ? apiKeyCaller(await authorizeKey(ctx, c.rule)) : null;
-  const input = await safeParse(c.input, raw);
-  if (!input.success) throw requestValidationError(input.error.issues as never, c.where);
-  const out = await safeParse(c.output, await runOperation(c.op, ctx, caller, input.data));
+/** A /v1 answer already serialised: the body text, sent as it is (a constant's, see staticAnswer). */
+class JsonText {
+  constructor(readonly text: string) {}
+}
+
+async function validOutput(c: CompiledOperation, answer: unknown): Promise<unknown> {
+  const out = await safeParse(c.output, answer);
   if (!out.success) {
     throw Object.assign(new Error(`the answer of ${c.op.id} does not match its output schema`), {
       cause: out.error,
     });
   }
-  const data = out.data;
+  return out.data;
+}
+
+/**
+ * A handler's frozen answer (a constant: GET /v1/models' catalog) is validated and serialised once, not per
+ * call (issue 16: its output parse and JSON.stringify were a seventh of the route's profile); each call only
+ * adds its request_id to the text, where the validated object would have it (last when the output schema
+ * names it, else first), so the body is byte for byte what the per-call path answers. Frozen means nothing
+ * can change it after it was checked; another frozen object replaces the kept one.
+ */
+async function staticAnswer(c: CompiledOperation, answer: object, requestId: string): Promise<JsonText | unknown> {
+  let k = c.constant;
+  if (k?.src !== answer) {
+    const data = await validOutput(c, answer);
+    if (!data || typeof data !== "object" || Array.isArray(data) || Object.hasOwn(data, "request_id")) return data;
+    k = { src: answer, json: JSON.stringify(data) };
+    c.constant = k;
+  }
+  const id = `"request_id":${JSON.stringify(requestId)}`;
+  const empty = k.json === "{}";
+  return new JsonText(
+    c.requestIdLast ? `${k.json.slice(0, -1)}${empty ? "" : ","}${id}}` : `{${id}${empty ? "" : ","}${k.json.slice(1)}`,
+  );
+}
+
+/** The chain after the transport: credential, input, the operation, its output. Throws what it refuses.
+ * `text`: a constant answer may come back already serialised (JsonText). */
+async function execute(c: CompiledOperation, ctx: Ctx, raw: unknown, text = false): Promise<unknown> {
+  const caller = c.rule ? apiKeyCaller(await authorizeKey(ctx, c.rule)) : null;
+  const input = await safeParse(c.input, raw);
+  if (!input.success) throw requestValidationError(input.error.issues as never, c.where);
+  const answer = await runOperation(c.op, ctx, caller, input.data);
+  if (text && c.op.idempotency === "none" && answer && typeof answer === "object" && Object.isFrozen(answer)) {
+    const r = await staticAnswer(c, answer, ctx.requestId);
+    if (r instanceof JsonText) return r;
+  }
+  const data = await validOutput(c, answer);
   // DECISIONS.md "Compatibility amendments": a /v1 JSON object body carries request_id (a replay keeps its own)
   if (data && typeof data === "object" && !Array.isArray(data) && !Object.hasOwn(data, "request_id"))
     return { request_id: ctx.requestId, ...(data as Record<string, unknown>) };
@@ -251,7 +294,7 @@ function sendJson(reply: FastifyReply, status: number, headers: Record<string, s
     .code(status)
     .headers(headers)
     .header("content-type", JSON_TYPE)
-    .send(body === undefined ? undefined : JSON.stringify(body));
+    .send(body === undefined ? undefined : body instanceof JsonText ? body.text : JSON.stringify(body));
 }
 
 /** An operation's error as the envelope, with the headers the request earned (rate limit, key kind...). */
@@ -294,7 +337,7 @@ async function serve(
   }
   const ctx = operationCtx(deps, req, c);
   try {
-    const out = await execute(c, ctx, rawInput(c, req, params));
+    const out = await execute(c, ctx, rawInput(c, req, params), true);
     return sendJson(reply, ctx.res.status ?? 200, ctx.res.headers, out);
   } catch (e) {
     return sendOperationError(ctx, reply, e);

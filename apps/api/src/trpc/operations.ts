@@ -45,8 +45,11 @@ export function operationContext(ctx: Ctx, op: AnyOperation, caller: Caller | nu
     requestId: ctx.requestId,
     endpoint: endpointOf(op),
     // the console (cookie session) passes no BYOK or other operation headers, only where the browser is
-    // (a webhook_url's base is the console's origin, which forwards /v1: X-Forwarded-Host set by its proxy)
-    header: (name) => (console ? consoleOriginHeader(ctx, name) : header(ctx.req, name)),
+    // (a webhook_url's base is the console's origin, which forwards /v1: X-Forwarded-Host set by its proxy).
+    // A method, not an arrow: tsx's keepNames wraps every named arrow in a defineProperty call (issue 16)
+    header(name: string) {
+      return console ? consoleOriginHeader(ctx, name) : header(ctx.req, name);
+    },
     res: ctx.res,
   };
 }
@@ -68,27 +71,32 @@ export async function runOperation(
 ): Promise<unknown> {
   if (!op.handler) throw new Error(`operation ${op.id} has no handler`);
   const octx = operationContext(ctx, op, caller, console);
-  const call = async () => {
-    const out = await op.handler!(octx, input);
-    ctx.res.status ??= op.successStatus;
-    // DECISIONS.md "Compatibility amendments": a /v1 JSON body carries request_id. Put here, the stored
-    // idempotent answer keeps the original one, so a replay answers it; the compiled route adds it to bodies
-    // that still lack it after output validation (the output schema may not name it).
-    if (
-      !console &&
-      ctx.transport === "rest" &&
-      out &&
-      typeof out === "object" &&
-      !Array.isArray(out) &&
-      !("request_id" in out)
-    )
-      return { request_id: ctx.requestId, ...(out as Record<string, unknown>) };
-    return out;
-  };
   const p = ctx.principal;
-  if (op.idempotency === "none" || !p || console) return call();
+  if (op.idempotency === "none" || !p || console) return answerOf(op, ctx, await op.handler(octx, input), console);
   const scope = op.idempotency === "required-per-account" ? `account:${p.accountId}:${p.mode}` : undefined;
+  const call = async () => answerOf(op, ctx, await op.handler!(octx, input), console);
   return idempotent({ ...ctx, principal: p }, input, call, scope ? { scope } : {});
+}
+
+/** A handler's answer for its transport: the success status, and request_id in a /v1 JSON object body. */
+function answerOf(op: AnyOperation, ctx: Ctx, out: unknown, console: boolean): unknown {
+  ctx.res.status ??= op.successStatus;
+  // DECISIONS.md "Compatibility amendments": a /v1 JSON body carries request_id. Put here, the stored
+  // idempotent answer keeps the original one, so a replay answers it; the compiled route adds it to bodies
+  // that still lack it after output validation (the output schema may not name it). A frozen answer (a
+  // constant, e.g. the models catalog) is left as it is: the route validates and serialises it once and adds
+  // request_id to the text (v1-routes.ts); a constant is never stored for replays (no idempotency class).
+  if (
+    !console &&
+    ctx.transport === "rest" &&
+    out &&
+    typeof out === "object" &&
+    !Array.isArray(out) &&
+    !("request_id" in out) &&
+    !(op.idempotency === "none" && Object.isFrozen(out))
+  )
+    return { request_id: ctx.requestId, ...(out as Record<string, unknown>) };
+  return out;
 }
 
 export function v1Meta(op: AnyOperation): Meta {

@@ -1,4 +1,4 @@
-import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
+import { hash, randomBytes, timingSafeEqual } from "node:crypto";
 import type { KeyMode } from "./scopes.ts";
 
 const KEY_RE = /^sk-svc-(live|test)-[0-9a-f]{48}$/;
@@ -12,8 +12,9 @@ export function parseRawKey(raw: string): { mode: KeyMode } | null {
   return m ? { mode: m[1] as KeyMode } : null;
 }
 
+/** SHA-256 of the raw key, hex. The one-shot `hash` (no Hash object per call): every authenticated call pays it. */
 export function hashKey(raw: string): string {
-  return createHash("sha256").update(raw).digest("hex");
+  return hash("sha256", raw, "hex");
 }
 
 /** DECISIONS.md: prefix = the first 16 characters of the raw key. */

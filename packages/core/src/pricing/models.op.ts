@@ -3,6 +3,19 @@ import { z } from "zod";
 import { defineOperation } from "../operations/define.ts";
 import { modelsCatalog } from "./pricing.ts";
 
+/** A deep-frozen copy: a constant answer no caller can change. */
+function frozen<T>(v: T): T {
+  if (v && typeof v === "object") {
+    for (const k of Object.keys(v)) frozen((v as Record<string, unknown>)[k]);
+    Object.freeze(v);
+  }
+  return v;
+}
+
+// The catalog is made of constants: built once, frozen. A frozen answer is validated and serialised once by
+// the /v1 route (apps/api/src/http/v1-routes.ts, issue 16), not per call.
+const MODELS_ANSWER = frozen(structuredClone({ ...modelsCatalog(), managed_machine: MANAGED_DESKTOP }));
+
 export const listModelsOp = defineOperation({
   id: "models.list",
   method: "GET",
@@ -49,5 +62,5 @@ export const listModelsOp = defineOperation({
     summary: "Models, CUA versions and pricing",
     description: "Needs any valid key, no scope.",
   },
-  handler: () => ({ ...modelsCatalog(), managed_machine: MANAGED_DESKTOP }),
+  handler: () => MODELS_ANSWER,
 });

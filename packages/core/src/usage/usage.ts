@@ -20,6 +20,21 @@ export function periodOf(at: Date): string {
   return `${at.getUTCFullYear()}-${String(at.getUTCMonth() + 1).padStart(2, "0")}`;
 }
 
+/** The endpoint of GET /v1/usage's own requests: the one request that changes nothing a summary reads. */
+export const USAGE_ENDPOINT = "GET /v1/usage";
+
+/**
+ * How long a summary may reuse a read of the stored totals (UsageRecorder.readShared): the bound on how late
+ * a change made outside this process's requests shows (another process's batch, a charge in the background, a
+ * console top-up); this process's own requests always count at once.
+ */
+export const USAGE_READ_TTL_MS = 100;
+
+/** Requests recorded and not written yet, by endpoint, for one account, mode and month. */
+export type PendingCounts = ReadonlyMap<string, number>;
+
+const usageKey = (accountId: string, mode: string, period: string) => `${accountId}\u0000${mode}\u0000${period}`;
+
 /**
  * Buffers usage rows and writes them in batches, off the request's critical path, together with the
  * monthly per-endpoint totals GET /v1/usage reads (one transaction: the totals always match the rows).
@@ -33,17 +48,76 @@ export class UsageRecorder {
   /** batches taken from the buffer so far, and how many are being written now (see readWithPending) */
   private batchesStarted = 0;
   private writing = 0;
+  /** the events of `buf` counted by account, mode, month and endpoint (kept with `buf`, never recomputed) */
+  private unwritten = new Map<string, Map<string, number>>();
+  /** stored-totals reads a summary may reuse (readShared), by account, then mode and month */
+  private kept = new Map<string, Map<string, KeptRead>>();
+  /** a sequence number per request recorded, and per account the number of its last one that may have
+   * changed the stored totals (any request but a usage read) */
+  private seq = 0;
+  private changedAt = new Map<string, number>();
+  /** the month of the last event, as [from, to) in ms, and its key: periodOf once a month, not per event */
+  private month = { from: 0, to: 0, period: "" };
+  private lastKey = { accountId: "", mode: "", period: "", key: "" };
   constructor(
     private readonly deps: CoreDeps,
     private readonly flushMs = 200,
     private readonly maxBatch = 500,
     private readonly maxBuffered = 50_000,
+    private readonly readTtlMs = USAGE_READ_TTL_MS,
   ) {}
 
   record(e: UsageEvent): void {
     this.buf.push(e);
+    this.count(e, 1);
+    this.seq += 1;
+    // a request of the account other than a usage read may have changed what the stored totals say (a
+    // charge, a refund...): its kept reads are no longer used (readShared)
+    if (e.endpoint !== USAGE_ENDPOINT) {
+      this.changedAt.set(e.accountId, this.seq);
+      if (this.changedAt.size > 100_000) this.forgetKept();
+    }
     if (this.buf.length >= this.maxBatch) void this.flush();
     else this.schedule();
+  }
+
+  private periodOfEvent(e: UsageEvent): string {
+    const t = e.at.getTime();
+    const m = this.month;
+    if (t >= m.from && t < m.to) return m.period;
+    const period = periodOf(e.at);
+    const y = e.at.getUTCFullYear();
+    const mo = e.at.getUTCMonth();
+    this.month = { from: Date.UTC(y, mo, 1), to: Date.UTC(y, mo + 1, 1), period };
+    return period;
+  }
+
+  /** Adds d (1 or -1) to the unwritten count of the event's account, mode, month and endpoint. */
+  private count(e: UsageEvent, d: number) {
+    const period = this.periodOfEvent(e);
+    const last = this.lastKey;
+    let key: string;
+    if (last.accountId === e.accountId && last.mode === e.mode && last.period === period) key = last.key;
+    else {
+      key = usageKey(e.accountId, e.mode, period);
+      this.lastKey = { accountId: e.accountId, mode: e.mode, period, key };
+    }
+    let m = this.unwritten.get(key);
+    if (!m) {
+      m = new Map();
+      this.unwritten.set(key, m);
+    }
+    const n = (m.get(e.endpoint) ?? 0) + d;
+    if (n > 0) m.set(e.endpoint, n);
+    else {
+      m.delete(e.endpoint);
+      if (m.size === 0) this.unwritten.delete(key);
+    }
+  }
+
+  private pendingOf(key: string): PendingCounts {
+    const m = this.unwritten.get(key);
+    return m ? new Map(m) : new Map();
   }
 
   private schedule(delay = this.flushMs) {
@@ -59,14 +133,16 @@ export class UsageRecorder {
     this.inflight = this.inflight.then(async () => {
       while (this.buf.length > 0) {
         const batch = this.buf.splice(0, this.maxBatch);
+        for (const e of batch) this.count(e, -1);
         this.batchesStarted += 1;
         this.writing += 1;
         try {
           await this.write(batch);
         } catch (err) {
           this.buf.unshift(...batch);
+          for (const e of batch) this.count(e, 1);
           const over = this.buf.length - this.maxBuffered;
-          if (over > 0) this.buf.splice(0, over);
+          if (over > 0) for (const e of this.buf.splice(0, over)) this.count(e, -1);
           this.deps.logger.error("usage records not written yet; will retry", {
             buffered: this.buf.length,
             dropped: Math.max(0, over),
@@ -83,38 +159,68 @@ export class UsageRecorder {
   }
 
   /**
-   * Runs `read` on the stored totals and returns its value with the events recorded here and not stored
-   * yet, each event counted exactly once (in the read or in `pending`): GET /v1/usage counts this process's
-   * latest requests without waiting for a batch write (it used to flush first: one write transaction per
-   * call, 170 req/s in docs/benchmarks.md). A read that overlaps a batch write is repeated once the write
-   * is done; after three overlaps it flushes and reads, as before.
+   * Runs `read` on the stored totals and returns its value with the counts of the events recorded here and
+   * not stored yet for `key` (account, mode, month), each event counted exactly once (in the read or in
+   * `pending`): GET /v1/usage counts this process's latest requests without waiting for a batch write (it
+   * used to flush first: one write transaction per call, 170 req/s in docs/benchmarks.md). A read that
+   * overlaps a batch write is repeated once the write is done; after three overlaps it flushes and reads.
+   * `batches`: the batches started when the read began (null after the flush: that read is not kept).
    */
-  async readWithPending<T>(read: () => Promise<T>): Promise<{ value: T; pending: UsageEvent[] }> {
+  private async readWithPending<T>(
+    key: string,
+    read: () => Promise<T>,
+  ): Promise<{ value: T; pending: PendingCounts; batches: number | null }> {
     for (let attempt = 0; attempt < 3; attempt++) {
       if (this.writing > 0) {
         await this.inflight;
         continue;
       }
       const started = this.batchesStarted;
-      const pending = this.buf.slice();
       const value = await read();
-      // no batch left the buffer during the read: the stored totals read hold none of `pending`
-      if (this.batchesStarted === started && this.writing === 0) return { value, pending };
+      // no batch left the buffer during the read: the stored totals read hold none of the buffer's events
+      if (this.batchesStarted === started && this.writing === 0)
+        return { value, pending: this.pendingOf(key), batches: started };
     }
     await this.flush();
-    return { value: await read(), pending: [] };
+    const started = this.batchesStarted;
+    const value = await read();
+    const clean = this.batchesStarted === started && this.writing === 0;
+    return { value, pending: clean ? this.pendingOf(key) : new Map(), batches: null };
   }
 
   /**
-   * `readWithPending` shared by concurrent callers of the same `key`. A caller never joins a read that is
+   * The stored totals of an account, mode and month (`read`) with this process's unwritten requests, for
+   * GET /v1/usage. A read is kept and reused for up to `readTtlMs` (USAGE_READ_TTL_MS) while nothing this
+   * process knows of can have changed it: no batch of this process has started since it began (a batch moves
+   * events from the buffer into the stored totals), and no request of the account other than a usage read
+   * was recorded since it began (a predict's charge, a key's revocation... commit before their request is
+   * answered and recorded, and a request is recorded before this process reads the next one, so a caller's
+   * own earlier requests, and what they charged, always count). The unwritten counts are taken at each answer.
+   * What changes the totals from outside this process's requests (another API process's batches, a charge
+   * made in the background, a top-up in the console) shows within `readTtlMs`. Issue 16: GET /v1/usage at
+   * 20 connections read the totals about 1,500 times a second; with kept reads, about once per batch.
+   *
+   * Without a kept read, concurrent callers of the same key share reads: a caller never joins a read that is
    * already running (it began before the caller arrived): it starts its own while fewer than
    * `MAX_SHARED_READS` run for the key, else it joins the one read that starts when a running one ends,
-   * shared by everyone who arrived meanwhile. So every caller gets a read begun after its request, as if it
-   * had run its own, while a burst of identical calls costs at most two queries in flight instead of one per
-   * call (GET /v1/usage at 20 connections: docs/benchmarks.md, issue 16).
+   * shared by everyone who arrived meanwhile.
    */
-  readShared<T>(key: string, read: () => Promise<T>): Promise<{ value: T; pending: UsageEvent[] }> {
-    type R = { value: T; pending: UsageEvent[] };
+  readShared<T>(
+    args: { accountId: string; mode: string; period: string },
+    read: () => Promise<T>,
+  ): Promise<{ value: T; pending: PendingCounts }> {
+    type R = { value: T; pending: PendingCounts };
+    const key = usageKey(args.accountId, args.mode, args.period);
+    const now = this.deps.clock.now().getTime();
+    const k = this.kept.get(args.accountId)?.get(key);
+    if (
+      k &&
+      k.batches === this.batchesStarted &&
+      this.writing === 0 &&
+      now - k.at < this.readTtlMs &&
+      (this.changedAt.get(args.accountId) ?? 0) <= k.seq
+    )
+      return Promise.resolve({ value: k.value as T, pending: this.pendingOf(key) });
     let slot = this.shared.get(key);
     if (!slot) {
       slot = { running: 0 };
@@ -122,13 +228,39 @@ export class UsageRecorder {
     }
     const s = slot;
     if (s.next) return s.next.promise as Promise<R>;
-    if (s.running < MAX_SHARED_READS) return this.runShared(key, s, () => this.readWithPending(read));
+    const run = () => {
+      const at = this.deps.clock.now().getTime();
+      const seq = this.seq;
+      return this.readWithPending(key, read).then((r) => {
+        if (r.batches !== null) this.keep(args.accountId, key, { value: r.value, batches: r.batches, at, seq });
+        return { value: r.value, pending: r.pending };
+      });
+    };
+    if (s.running < MAX_SHARED_READS) return this.runShared(key, s, run);
     let start!: () => void;
     const promise = new Promise<void>((r) => {
       start = r;
-    }).then(() => this.runShared(key, s, () => this.readWithPending(read)));
+    }).then(() => this.runShared(key, s, run));
     s.next = { promise, start };
     return promise;
+  }
+
+  private keep(accountId: string, key: string, read: KeptRead) {
+    let m = this.kept.get(accountId);
+    if (!m) {
+      if (this.kept.size >= 10_000) this.kept.clear();
+      m = new Map();
+      this.kept.set(accountId, m);
+    }
+    const old = m.get(key);
+    // reads may end out of order: keep the one that began last
+    if (!old || old.seq < read.seq || (old.seq === read.seq && old.at <= read.at)) m.set(key, read);
+  }
+
+  /** Drops every kept read (and with them the change marks they were checked against). */
+  private forgetKept() {
+    this.kept.clear();
+    this.changedAt.clear();
   }
 
   private shared = new Map<string, SharedReads>();
@@ -148,7 +280,7 @@ export class UsageRecorder {
   private async write(batch: UsageEvent[]): Promise<void> {
     const totals = new Map<string, { accountId: string; mode: string; period: string; endpoint: string; n: number }>();
     for (const e of batch) {
-      const period = periodOf(e.at);
+      const period = this.periodOfEvent(e);
       const k = `${e.accountId}\u0000${e.mode}\u0000${period}\u0000${e.endpoint}`;
       const t = totals.get(k) ?? { accountId: e.accountId, mode: e.mode, period, endpoint: e.endpoint, n: 0 };
       t.n++;
@@ -158,19 +290,29 @@ export class UsageRecorder {
       x.accountId + x.period + x.endpoint < y.accountId + y.period + y.endpoint ? -1 : 1,
     );
     // ONE statement (atomic without an interactive transaction: one round trip, no BEGIN/COMMIT): the rows
-    // over column arrays (Prisma's createMany marshals every row: at 2k req/s that was a fifth of the
-    // process's CPU), and in its data-modifying WITH, all totals, sorted so concurrent writers lock rows in
-    // the same order. Credits are not added here: every charge adds itself when the wallet takes it
-    // (addChargeTx), which also covers what no request carries (run steps, machine metering).
+    // as one JSON text parameter (issue 16: nine arrays of a batch's values cost Prisma and pg an escaping
+    // call per element, 5% of GET /v1/models' profile; JSON.stringify is native), and in its data-modifying
+    // WITH, all totals, sorted so concurrent writers lock rows in the same order. Credits are not added here:
+    // every charge adds itself when the wallet takes it (addChargeTx), which also covers what no request
+    // carries (run steps, machine metering).
+    const json = JSON.stringify(
+      batch.map((e) => ({
+        a: e.accountId,
+        m: e.mode,
+        k: e.apiKeyId ?? null,
+        me: e.method,
+        e: e.endpoint,
+        st: e.status,
+        c: e.creditsCharged,
+        r: e.requestId,
+        t: e.at.toISOString(),
+      })),
+    );
     await this.deps.db.$executeRaw`
       WITH recorded AS (
         INSERT INTO usage_records (account_id, mode, api_key_id, method, endpoint, status, credits_charged, request_id, created_at)
         SELECT a::uuid, m::"KeyMode", k, me, e, st, c, r, t::timestamptz
-        FROM unnest(${batch.map((e) => e.accountId)}::text[], ${batch.map((e) => e.mode)}::text[],
-                    ${batch.map((e) => e.apiKeyId ?? null)}::text[], ${batch.map((e) => e.method)}::text[],
-                    ${batch.map((e) => e.endpoint)}::text[], ${batch.map((e) => e.status)}::int[],
-                    ${batch.map((e) => e.creditsCharged)}::int[], ${batch.map((e) => e.requestId)}::text[],
-                    ${batch.map((e) => e.at.toISOString())}::text[]) AS t(a, m, k, me, e, st, c, r, t))
+        FROM json_to_recordset(${json}::json) AS t(a text, m text, k text, me text, e text, st int, c int, r text, t text))
       INSERT INTO usage_rollups (account_id, mode, period, endpoint, requests, credits_charged)
       SELECT a::uuid, m::"KeyMode", p, e, n, 0
       FROM unnest(${rows.map((r) => r.accountId)}::text[], ${rows.map((r) => r.mode)}::text[],
@@ -179,6 +321,14 @@ export class UsageRecorder {
       ON CONFLICT (account_id, mode, period, endpoint) DO UPDATE
       SET requests = usage_rollups.requests + EXCLUDED.requests`;
   }
+}
+
+/** A stored-totals read kept for reuse: the batches started and the request sequence when it began, and when. */
+interface KeptRead {
+  value: unknown;
+  batches: number;
+  seq: number;
+  at: number;
 }
 
 /** Reads of one key running now, and the one that starts when one of them ends (readShared). */
@@ -213,6 +363,21 @@ export async function addChargeTx(
 
 export const PERIOD_RE = /^[0-9]{4}-(0[1-9]|1[0-2])$/;
 
+/**
+ * One statement, one round trip: the month's totals and the wallet balance (a profile of GET /v1/usage had two
+ * Prisma queries a call, an eighth of the process in Prisma's client; docs/benchmarks.md).
+ */
+function readTotals(deps: CoreDeps, accountId: string, mode: "live" | "test", period: string) {
+  return deps.db.$queryRaw<
+    { balance: number; endpoint: string | null; requests: number | null; credits: number | null }[]
+  >`
+    SELECT a.balance_credits AS balance, r.endpoint, r.requests, r.credits_charged AS credits
+    FROM accounts a
+    LEFT JOIN usage_rollups r ON r.account_id = a.id AND r.mode = ${mode}::"KeyMode" AND r.period = ${period}
+    WHERE a.id = ${accountId}::uuid
+    ORDER BY r.endpoint`;
+}
+
 export interface UsageSummary {
   period: string;
   mode: "live" | "test";
@@ -241,18 +406,12 @@ export async function usageSummary(
   const now = deps.clock.now();
   const period = args.period ?? periodOf(now);
   if (!PERIOD_RE.test(period)) throw new CoreError("INVALID_PERIOD");
-  // one statement, one round trip: the month's totals and the wallet balance (a profile of GET /v1/usage
-  // had two Prisma queries a call, an eighth of the process in Prisma's client; docs/benchmarks.md)
-  const read = () =>
-    deps.db.$queryRaw<{ balance: number; endpoint: string | null; requests: number | null; credits: number | null }[]>`
-      SELECT a.balance_credits AS balance, r.endpoint, r.requests, r.credits_charged AS credits
-      FROM accounts a
-      LEFT JOIN usage_rollups r ON r.account_id = a.id AND r.mode = ${args.mode}::"KeyMode" AND r.period = ${period}
-      WHERE a.id = ${args.accountId}::uuid
-      ORDER BY r.endpoint`;
+  // the read is an argument, not a named closure: tsx's keepNames wraps each named one in a defineProperty call
   const { value: rows, pending } = deps.usage
-    ? await deps.usage.readShared(`${args.accountId}\u0000${args.mode}\u0000${period}`, read)
-    : { value: await read(), pending: [] };
+    ? await deps.usage.readShared({ accountId: args.accountId, mode: args.mode, period }, () =>
+        readTotals(deps, args.accountId, args.mode, period),
+      )
+    : { value: await readTotals(deps, args.accountId, args.mode, period), pending: new Map() as PendingCounts };
   const balance = Number(rows[0]?.balance ?? 0);
   const totals = rows.flatMap((r) =>
     r.endpoint === null
@@ -262,15 +421,11 @@ export async function usageSummary(
   const byName = new Map(
     totals.map((t) => [t.endpoint, { endpoint: t.endpoint, requests: t.requests, credits_charged: t.creditsCharged }]),
   );
-  // the period as [from, to) in ms: a comparison per pending event, not a date formatting
-  const from = Date.UTC(Number(period.slice(0, 4)), Number(period.slice(5, 7)) - 1, 1);
-  const to = Date.UTC(Number(period.slice(0, 4)), Number(period.slice(5, 7)), 1);
-  for (const e of pending) {
-    const at = e.at.getTime();
-    if (e.accountId !== args.accountId || e.mode !== args.mode || at < from || at >= to) continue;
-    const t = byName.get(e.endpoint) ?? { endpoint: e.endpoint, requests: 0, credits_charged: 0 };
-    t.requests += 1;
-    byName.set(e.endpoint, t);
+  // the recorder's unwritten requests of this account, mode and month, by endpoint
+  for (const [endpoint, n] of pending) {
+    const t = byName.get(endpoint) ?? { endpoint, requests: 0, credits_charged: 0 };
+    t.requests += n;
+    byName.set(endpoint, t);
   }
   // endpoint order, as the query's ORDER BY (endpoint names are ASCII: the same order in every collation)
   const by_endpoint = [...byName.values()].sort((x, y) =>
