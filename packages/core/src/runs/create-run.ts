@@ -5,7 +5,7 @@
 import { CoreError } from "@cua/base/errors";
 import type { Principal } from "../keys/authenticate-key.ts";
 import { resolveStoredLlmKey } from "../llm-keys/llm-keys.ts";
-import { getRunnableMachine } from "../machines-service/machine-access.ts";
+import { runnableMachine } from "../machines-service/machine-access.ts";
 import { loadMachine } from "../machines-service/record.ts";
 import type { ActionPolicy } from "../policy/action-policy.ts";
 import { type LlmChoiceInput, withModelChoice } from "../predict/model-choice.ts";
@@ -105,7 +105,7 @@ export async function createRun(deps: RunsDeps, ctx: CreateRunContext, input: Cr
       );
     }
   }
-  await getRunnableMachine(deps, p, machine.id); // 409 INVALID_STATE when the machine is not running
+  runnableMachine(deps, p, machine.id, machine); // 409 INVALID_STATE when the machine is not running (the row read above)
 
   const id = newRunId(p.mode);
   const now = deps.clock.now();

@@ -10,7 +10,7 @@ import type { WorkflowsPort } from "../workflows/ports.ts";
 import { queueCallback } from "./callbacks.ts";
 import type { RunsDeps } from "./ports.ts";
 import { ACTIVE_STATUSES, type RunError, type RunStatus, runResultOf, toRunRecord } from "./run-record.ts";
-import { settleRunReservations } from "./step-billing.ts";
+import { runStepPrice, settleRunReservations } from "./step-billing.ts";
 
 export interface EventFrame {
   /** SPEC's names plus `resumed` and `error` (DECISIONS.md "Compatibility amendments": run events) */
@@ -25,6 +25,11 @@ export interface Effects {
   /** callbacks of the workflow run this run is a task step of (workflows/child-runs.ts) */
   workflowDeliveries: string[];
   settle: boolean;
+  /**
+   * Set with `settle` when the run is known: its account (no read to find it), and whether its steps are
+   * priced at all (a run whose steps cost 0, test keys and BYOK, never holds anything: nothing to settle)
+   */
+  settleRun?: { accountId: string; priced: boolean };
   notify: boolean;
 }
 
@@ -98,6 +103,7 @@ export async function finishInTx(
   const d = await queueCallback(tx, after, `run.${to}`, `run.${to}`, now);
   if (d) fx.deliveries.push(d);
   fx.settle = true;
+  fx.settleRun = { accountId: run.accountId, priced: runStepPrice(run) > 0 };
   // a task step's run that ended while it waited for a human: its workflow run stops waiting on it
   if (workflowOf(run)) await childLeftHumanWaitInTx(tx, run, null);
   return after;
@@ -135,9 +141,14 @@ export async function pauseInTx(tx: Tx, run: Run, reason: string, fx: Effects, n
 }
 
 export async function applyEffects(deps: RunsDeps, fx: Effects): Promise<void> {
-  if (fx.settle) {
+  if (fx.settle && fx.settleRun?.priced !== false) {
     try {
-      await settleRunReservations(deps, fx.runId);
+      await settleRunReservations(
+        deps,
+        fx.runId,
+        undefined,
+        fx.settleRun ? { accountId: fx.settleRun.accountId } : undefined,
+      );
     } catch (e) {
       deps.logger.error("run reservations not settled", { run_id: fx.runId, err: String(e) });
     }
