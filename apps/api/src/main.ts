@@ -2,8 +2,10 @@
 import { createAccount } from "@cua/core/accounts/create-account";
 import { createApp } from "./app.ts";
 import { loadEnv } from "./env.ts";
+import { useEnvSnapshot } from "./process-env.ts";
 
 async function main() {
+  useEnvSnapshot();
   let env: ReturnType<typeof loadEnv>;
   try {
     env = loadEnv();
