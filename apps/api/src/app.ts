@@ -15,6 +15,7 @@ import { closeLocalOcr } from "@cua/engines/local/ocr";
 import { InngestScheduleJobs } from "@cua/inngest/schedule-jobs";
 import { InngestWorkflowJobs } from "@cua/inngest/workflow-jobs";
 import type { FastifyInstance } from "fastify";
+import pg from "pg";
 import { type AppDeps, SERVICE_VERSION } from "./app-deps.ts";
 import { createEnginePort } from "./engines.ts";
 import type { Env } from "./env.ts";
@@ -75,11 +76,31 @@ export async function createApp(env: Env): Promise<App> {
   if (env.MANAGED_ENGINE && env.MANAGED_ENGINE !== "local") engines.managed(); // configuration errors stop the start
   const store = await limiterStore(env, h);
   const core: CoreDeps = { db: h.db, clock: { now: () => new Date() }, kek, logger: consoleLogger(env) };
+  // usage batches on a connection of their own, as a prepared statement: through Prisma's raw query their JSON
+  // parameter was serialised again and parsed back (issue 16, docs/benchmarks.md); one batch at a time
+  const usagePool =
+    h.kind === "postgres" && env.DATABASE_URL
+      ? new pg.Pool({
+          connectionString: env.DATABASE_URL,
+          max: 1,
+          connectionTimeoutMillis: 3000,
+          idleTimeoutMillis: 30_000,
+          query_timeout: 10_000,
+        })
+      : null;
+  usagePool?.on("error", () => {}); // an idle client that loses its server is replaced at the next batch
   const runJobs = new InngestRunJobs();
   const deps: AppDeps = {
     ...core,
     env,
-    usage: new UsageRecorder(core),
+    usage: new UsageRecorder(
+      core,
+      undefined,
+      undefined,
+      undefined,
+      undefined,
+      usagePool ? (q) => usagePool.query(q) : undefined,
+    ),
     limiter: new RateLimiter(store, env.RATE_LIMIT_SCALE),
     keyCache: new KeyCache(),
     engines,
@@ -144,6 +165,7 @@ export async function createApp(env: Env): Promise<App> {
       await server.close();
       await keyEvents?.stop();
       await deps.usage.flush();
+      await usagePool?.end();
       await closeLocalOcr(); // its worker thread must be gone before the process exits
       await store.close?.();
       await h.close();

@@ -208,7 +208,7 @@ describe("usage totals", () => {
   // can have changed them. This process's requests always count at once; a change from elsewhere (another
   // process's batch, a top-up) shows once a request of the account other than a usage read is recorded here,
   // or within the TTL (the clock here is the test's: no waiting).
-  it("a kept read serves later summaries until a request of the account, a batch here or the TTL ends it", async () => {
+  it("a kept read serves later summaries until a request of the account or the TTL ends it", async () => {
     const a = await newAccount(10);
     let now = Date.now();
     let reads = 0;
@@ -256,27 +256,45 @@ describe("usage totals", () => {
     expect(await summary()).toMatchObject({ requests: 4, balance: 20 });
     expect(reads).toBe(3);
 
-    // a batch of this process: its events move from the buffer to the stored totals, counted once
+    // batches of this process move events from the buffer into the stored totals: the kept read stays, and
+    // each event is counted once, also while its batch is being written and after a refused batch returns
     rec.record(ev(a, "GET /v1/usage"));
-    await rec.flush();
+    const writing = rec.flush();
+    expect((await summary()).requests).toBe(5);
+    await writing;
     const afterBatch = await summary();
     expect(afterBatch.by_endpoint).toEqual([
       { endpoint: "GET /v1/usage", requests: 4, credits_charged: 0 },
       { endpoint: "POST /v1/predict", requests: 1, credits_charged: 0 },
     ]);
+    expect(afterBatch.by_endpoint).toEqual(await fromRows(a, "live", periodOf(new Date())));
+    expect(reads).toBe(3);
+    await tdb.db.$executeRawUnsafe(`ALTER TABLE usage_rollups RENAME TO usage_rollups_away`);
+    try {
+      for (let i = 0; i < 3; i++) rec.record(ev(a, "GET /v1/usage"));
+      await rec.flush(); // refused: the events go back to the buffer
+      expect((await summary()).requests).toBe(8);
+    } finally {
+      await tdb.db.$executeRawUnsafe(`ALTER TABLE usage_rollups_away RENAME TO usage_rollups`);
+    }
+    await rec.flush();
+    expect((await summary()).requests).toBe(8);
+    expect(reads).toBe(3);
+    now += 100; // a fresh read holds them all
+    expect((await summary()).requests).toBe(8);
     expect(reads).toBe(4);
 
     // another process's requests show within the TTL
     const other = new UsageRecorder(clocked, 60_000, 500);
     other.record(ev(a, "GET /v1/models"));
     await other.flush();
-    expect((await summary()).requests).toBe(5);
+    expect((await summary()).requests).toBe(8);
     now += 100;
-    expect((await summary()).requests).toBe(6);
+    expect((await summary()).requests).toBe(9);
     expect(reads).toBe(5);
     // another account's requests do not end this account's kept read
     rec.record(ev(await newAccount(), "POST /v1/predict"));
-    expect((await summary()).requests).toBe(6);
+    expect((await summary()).requests).toBe(9);
     expect(reads).toBe(5);
     await rec.flush();
   });

@@ -30,6 +30,29 @@ export const USAGE_ENDPOINT = "GET /v1/usage";
  */
 export const USAGE_READ_TTL_MS = 100;
 
+/** Runs one statement with positional parameters ($1, $2...), prepared once under `name`: how the recorder
+ * writes its batches when given one (apps/api passes a `pg` pool of its own). */
+export type SqlExec = (q: { name: string; text: string; values: unknown[] }) => Promise<unknown>;
+
+/**
+ * A batch in ONE statement (atomic without an interactive transaction: one round trip, no BEGIN/COMMIT): the
+ * rows, and in its data-modifying WITH, their monthly totals, sorted so concurrent writers lock rows in the same
+ * order. Both as JSON text parameters ($1 rows, $2 totals): issue 16 measured nine column arrays costing Prisma
+ * and pg an escaping call per element, then Prisma's raw query serialising the JSON text again and parsing it
+ * back (5% of GET /v1/models' profile). Credits are not added here: every charge adds itself when the wallet
+ * takes it (addChargeTx), which also covers what no request carries (run steps, machine metering).
+ */
+const BATCH_SQL = `
+  WITH recorded AS (
+    INSERT INTO usage_records (account_id, mode, api_key_id, method, endpoint, status, credits_charged, request_id, created_at)
+    SELECT a::uuid, m::"KeyMode", k, me, e, st, c, r, t::timestamptz
+    FROM json_to_recordset($1::json) AS t(a text, m text, k text, me text, e text, st int, c int, r text, t text))
+  INSERT INTO usage_rollups (account_id, mode, period, endpoint, requests, credits_charged)
+  SELECT a::uuid, m::"KeyMode", p, e, n, 0
+  FROM json_to_recordset($2::json) AS t(a text, m text, p text, e text, n int)
+  ON CONFLICT (account_id, mode, period, endpoint) DO UPDATE
+  SET requests = usage_rollups.requests + EXCLUDED.requests`;
+
 /** Requests recorded and not written yet, by endpoint, for one account, mode and month. */
 export type PendingCounts = ReadonlyMap<string, number>;
 
@@ -50,6 +73,9 @@ export class UsageRecorder {
   private writing = 0;
   /** the events of `buf` counted by account, mode, month and endpoint (kept with `buf`, never recomputed) */
   private unwritten = new Map<string, Map<string, number>>();
+  /** the same counts for every event that left `buf` in a batch (being written or written; a refused batch
+   * goes back), ever: what this process's batches added to the stored totals after a kept read */
+  private batched = new Map<string, Map<string, number>>();
   /** stored-totals reads a summary may reuse (readShared), by account, then mode and month */
   private kept = new Map<string, Map<string, KeptRead>>();
   /** a sequence number per request recorded, and per account the number of its last one that may have
@@ -65,11 +91,13 @@ export class UsageRecorder {
     private readonly maxBatch = 500,
     private readonly maxBuffered = 50_000,
     private readonly readTtlMs = USAGE_READ_TTL_MS,
+    /** batches through this instead of the Prisma client (same statement) */
+    private readonly exec?: SqlExec,
   ) {}
 
   record(e: UsageEvent): void {
     this.buf.push(e);
-    this.count(e, 1);
+    this.count(this.unwritten, e, 1);
     this.seq += 1;
     // a request of the account other than a usage read may have changed what the stored totals say (a
     // charge, a refund...): its kept reads are no longer used (readShared)
@@ -92,8 +120,8 @@ export class UsageRecorder {
     return period;
   }
 
-  /** Adds d (1 or -1) to the unwritten count of the event's account, mode, month and endpoint. */
-  private count(e: UsageEvent, d: number) {
+  /** Adds d (1 or -1) to the count of the event's account, mode, month and endpoint in `counts`. */
+  private count(counts: Map<string, Map<string, number>>, e: UsageEvent, d: number) {
     const period = this.periodOfEvent(e);
     const last = this.lastKey;
     let key: string;
@@ -102,21 +130,35 @@ export class UsageRecorder {
       key = usageKey(e.accountId, e.mode, period);
       this.lastKey = { accountId: e.accountId, mode: e.mode, period, key };
     }
-    let m = this.unwritten.get(key);
+    let m = counts.get(key);
     if (!m) {
       m = new Map();
-      this.unwritten.set(key, m);
+      counts.set(key, m);
     }
     const n = (m.get(e.endpoint) ?? 0) + d;
     if (n > 0) m.set(e.endpoint, n);
     else {
       m.delete(e.endpoint);
-      if (m.size === 0) this.unwritten.delete(key);
+      if (m.size === 0) counts.delete(key);
     }
   }
 
-  private pendingOf(key: string): PendingCounts {
+  /** The unwritten counts of `key`, plus what this process's batches added since a kept read (`since`: the
+   * batched counts when it was read). */
+  private pendingOf(key: string, since?: ReadonlyMap<string, number>): PendingCounts {
     const m = this.unwritten.get(key);
+    const out = m ? new Map(m) : new Map<string, number>();
+    const b = since && this.batched.get(key);
+    if (b)
+      for (const [endpoint, n] of b) {
+        const d = n - (since.get(endpoint) ?? 0);
+        if (d > 0) out.set(endpoint, (out.get(endpoint) ?? 0) + d);
+      }
+    return out;
+  }
+
+  private batchedOf(key: string): ReadonlyMap<string, number> {
+    const m = this.batched.get(key);
     return m ? new Map(m) : new Map();
   }
 
@@ -133,16 +175,25 @@ export class UsageRecorder {
     this.inflight = this.inflight.then(async () => {
       while (this.buf.length > 0) {
         const batch = this.buf.splice(0, this.maxBatch);
-        for (const e of batch) this.count(e, -1);
+        // the batched counts only serve kept reads: dropped with them now and then (no read in flight is kept
+        // after this, as a batch starts here)
+        if (this.batched.size > 10_000) this.forgetKept();
+        for (const e of batch) {
+          this.count(this.unwritten, e, -1);
+          this.count(this.batched, e, 1);
+        }
         this.batchesStarted += 1;
         this.writing += 1;
         try {
           await this.write(batch);
         } catch (err) {
           this.buf.unshift(...batch);
-          for (const e of batch) this.count(e, 1);
+          for (const e of batch) {
+            this.count(this.batched, e, -1);
+            this.count(this.unwritten, e, 1);
+          }
           const over = this.buf.length - this.maxBuffered;
-          if (over > 0) for (const e of this.buf.splice(0, over)) this.count(e, -1);
+          if (over > 0) for (const e of this.buf.splice(0, over)) this.count(this.unwritten, e, -1);
           this.deps.logger.error("usage records not written yet; will retry", {
             buffered: this.buf.length,
             dropped: Math.max(0, over),
@@ -164,12 +215,12 @@ export class UsageRecorder {
    * `pending`): GET /v1/usage counts this process's latest requests without waiting for a batch write (it
    * used to flush first: one write transaction per call, 170 req/s in docs/benchmarks.md). A read that
    * overlaps a batch write is repeated once the write is done; after three overlaps it flushes and reads.
-   * `batches`: the batches started when the read began (null after the flush: that read is not kept).
+   * `batched`: this process's batched counts of `key` the read holds (null after the flush: not kept).
    */
   private async readWithPending<T>(
     key: string,
     read: () => Promise<T>,
-  ): Promise<{ value: T; pending: PendingCounts; batches: number | null }> {
+  ): Promise<{ value: T; pending: PendingCounts; batched: ReadonlyMap<string, number> | null }> {
     for (let attempt = 0; attempt < 3; attempt++) {
       if (this.writing > 0) {
         await this.inflight;
@@ -179,26 +230,27 @@ export class UsageRecorder {
       const value = await read();
       // no batch left the buffer during the read: the stored totals read hold none of the buffer's events
       if (this.batchesStarted === started && this.writing === 0)
-        return { value, pending: this.pendingOf(key), batches: started };
+        return { value, pending: this.pendingOf(key), batched: this.batchedOf(key) };
     }
     await this.flush();
     const started = this.batchesStarted;
     const value = await read();
     const clean = this.batchesStarted === started && this.writing === 0;
-    return { value, pending: clean ? this.pendingOf(key) : new Map(), batches: null };
+    return { value, pending: clean ? this.pendingOf(key) : new Map(), batched: null };
   }
 
   /**
    * The stored totals of an account, mode and month (`read`) with this process's unwritten requests, for
-   * GET /v1/usage. A read is kept and reused for up to `readTtlMs` (USAGE_READ_TTL_MS) while nothing this
-   * process knows of can have changed it: no batch of this process has started since it began (a batch moves
-   * events from the buffer into the stored totals), and no request of the account other than a usage read
-   * was recorded since it began (a predict's charge, a key's revocation... commit before their request is
-   * answered and recorded, and a request is recorded before this process reads the next one, so a caller's
-   * own earlier requests, and what they charged, always count). The unwritten counts are taken at each answer.
-   * What changes the totals from outside this process's requests (another API process's batches, a charge
-   * made in the background, a top-up in the console) shows within `readTtlMs`. Issue 16: GET /v1/usage at
-   * 20 connections read the totals about 1,500 times a second; with kept reads, about once per batch.
+   * GET /v1/usage. A read is kept and reused for up to `readTtlMs` (USAGE_READ_TTL_MS) unless a request of
+   * the account other than a usage read was recorded since it began (a predict's charge, a top-up through the
+   * API... commit before their request is answered and recorded, and a request is recorded before this
+   * process reads the next one, so a caller's own earlier requests, and what they charged, always count).
+   * Each answer adds to it this process's requests not in it: those still buffered, and those its batches
+   * moved into the stored totals since the read (counted as they leave the buffer; a refused batch returns),
+   * so this process's own batches do not end a kept read. What changes the totals from outside this
+   * process's requests (another API process's batches, a charge made in the background, a top-up in the
+   * console) shows within `readTtlMs`. Issue 16: GET /v1/usage at 20 connections read the totals about 1,500
+   * times a second, and waited for each batch write; with kept reads, about ten times a second.
    *
    * Without a kept read, concurrent callers of the same key share reads: a caller never joins a read that is
    * already running (it began before the caller arrived): it starts its own while fewer than
@@ -213,14 +265,8 @@ export class UsageRecorder {
     const key = usageKey(args.accountId, args.mode, args.period);
     const now = this.deps.clock.now().getTime();
     const k = this.kept.get(args.accountId)?.get(key);
-    if (
-      k &&
-      k.batches === this.batchesStarted &&
-      this.writing === 0 &&
-      now - k.at < this.readTtlMs &&
-      (this.changedAt.get(args.accountId) ?? 0) <= k.seq
-    )
-      return Promise.resolve({ value: k.value as T, pending: this.pendingOf(key) });
+    if (k && now - k.at < this.readTtlMs && (this.changedAt.get(args.accountId) ?? 0) <= k.seq)
+      return Promise.resolve({ value: k.value as T, pending: this.pendingOf(key, k.batched) });
     let slot = this.shared.get(key);
     if (!slot) {
       slot = { running: 0 };
@@ -232,7 +278,7 @@ export class UsageRecorder {
       const at = this.deps.clock.now().getTime();
       const seq = this.seq;
       return this.readWithPending(key, read).then((r) => {
-        if (r.batches !== null) this.keep(args.accountId, key, { value: r.value, batches: r.batches, at, seq });
+        if (r.batched !== null) this.keep(args.accountId, key, { value: r.value, batched: r.batched, at, seq });
         return { value: r.value, pending: r.pending };
       });
     };
@@ -257,10 +303,11 @@ export class UsageRecorder {
     if (!old || old.seq < read.seq || (old.seq === read.seq && old.at <= read.at)) m.set(key, read);
   }
 
-  /** Drops every kept read (and with them the change marks they were checked against). */
+  /** Drops every kept read (and with them the change marks and batched counts they were checked against). */
   private forgetKept() {
     this.kept.clear();
     this.changedAt.clear();
+    this.batched.clear();
   }
 
   private shared = new Map<string, SharedReads>();
@@ -289,44 +336,32 @@ export class UsageRecorder {
     const rows = [...totals.values()].sort((x, y) =>
       x.accountId + x.period + x.endpoint < y.accountId + y.period + y.endpoint ? -1 : 1,
     );
-    // ONE statement (atomic without an interactive transaction: one round trip, no BEGIN/COMMIT): the rows
-    // as one JSON text parameter (issue 16: nine arrays of a batch's values cost Prisma and pg an escaping
-    // call per element, 5% of GET /v1/models' profile; JSON.stringify is native), and in its data-modifying
-    // WITH, all totals, sorted so concurrent writers lock rows in the same order. Credits are not added here:
-    // every charge adds itself when the wallet takes it (addChargeTx), which also covers what no request
-    // carries (run steps, machine metering).
-    const json = JSON.stringify(
-      batch.map((e) => ({
-        a: e.accountId,
-        m: e.mode,
-        k: e.apiKeyId ?? null,
-        me: e.method,
-        e: e.endpoint,
-        st: e.status,
-        c: e.creditsCharged,
-        r: e.requestId,
-        t: e.at.toISOString(),
-      })),
-    );
-    await this.deps.db.$executeRaw`
-      WITH recorded AS (
-        INSERT INTO usage_records (account_id, mode, api_key_id, method, endpoint, status, credits_charged, request_id, created_at)
-        SELECT a::uuid, m::"KeyMode", k, me, e, st, c, r, t::timestamptz
-        FROM json_to_recordset(${json}::json) AS t(a text, m text, k text, me text, e text, st int, c int, r text, t text))
-      INSERT INTO usage_rollups (account_id, mode, period, endpoint, requests, credits_charged)
-      SELECT a::uuid, m::"KeyMode", p, e, n, 0
-      FROM unnest(${rows.map((r) => r.accountId)}::text[], ${rows.map((r) => r.mode)}::text[],
-                  ${rows.map((r) => r.period)}::text[], ${rows.map((r) => r.endpoint)}::text[],
-                  ${rows.map((r) => r.n)}::int[]) AS t(a, m, p, e, n)
-      ON CONFLICT (account_id, mode, period, endpoint) DO UPDATE
-      SET requests = usage_rollups.requests + EXCLUDED.requests`;
+    const values = [
+      JSON.stringify(
+        batch.map((e) => ({
+          a: e.accountId,
+          m: e.mode,
+          k: e.apiKeyId ?? null,
+          me: e.method,
+          e: e.endpoint,
+          st: e.status,
+          c: e.creditsCharged,
+          r: e.requestId,
+          t: e.at.toISOString(),
+        })),
+      ),
+      JSON.stringify(rows.map((r) => ({ a: r.accountId, m: r.mode, p: r.period, e: r.endpoint, n: r.n }))),
+    ];
+    if (this.exec) await this.exec({ name: "usage_batch", text: BATCH_SQL, values });
+    else await this.deps.db.$executeRawUnsafe(BATCH_SQL, ...values);
   }
 }
 
-/** A stored-totals read kept for reuse: the batches started and the request sequence when it began, and when. */
+/** A stored-totals read kept for reuse: this process's batched counts it holds, the request sequence when it
+ * began, and when. */
 interface KeptRead {
   value: unknown;
-  batches: number;
+  batched: ReadonlyMap<string, number>;
   seq: number;
   at: number;
 }
