@@ -47,6 +47,29 @@ describe("GET /v1/usage", () => {
     ]);
   });
 
+  // Issue 16: a usage read may be reused for 100 ms (docs/api.md "Usage"), but never across a request of the
+  // account: what a call charged shows in the very next usage call, also one sent right after another
+  it("a charge shows in the next usage call, also right after a usage call", async () => {
+    const a = await s.account({ credits: 100 });
+    for (let i = 0; i < 3; i++) {
+      const before = await call(s.url, "GET", "/v1/usage", { key: a.live_key });
+      const c = await call(s.url, "POST", "/v1/sessions", { key: a.live_key, body: {} });
+      expect(c.status).toBe(201);
+      expect(c.headers.get("x-credits-charged")).toBe("10");
+      const after = await call(s.url, "GET", "/v1/usage", { key: a.live_key });
+      expect(after.body).toMatchObject({
+        balance: before.body.balance - 10,
+        credits_charged: before.body.credits_charged + 10,
+        requests: before.body.requests + 2,
+      });
+      expect(after.body.by_endpoint).toContainEqual({
+        endpoint: "POST /v1/sessions",
+        requests: i + 1,
+        credits_charged: 10 * (i + 1),
+      });
+    }
+  });
+
   it.each(["2026-13", "2026-1", "26-01", "2026-00", "abcd-ef", "2026-011"])(
     "period %j is 400 INVALID_PERIOD",
     async (p) => {
