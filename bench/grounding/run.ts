@@ -2,7 +2,8 @@
 //
 //   npx tsx bench/grounding/run.ts [--pages 40] [--seed 1] [--out results.json] [--verbose]
 //        [--backend auto|paddle|tesseract] [--det-side 960] [--fine-side 1600] [--squeeze 1] [--threads 0]
-//        [--workers 0] [--batch 4] [--no-fuse] [--spin] [--no-baseline]
+//        [--workers 0] [--batch 4] [--no-fuse] [--int8 on|off] [--spin] [--no-baseline]
+//        [--baseline key=value,...]
 //
 // Renders generated pages (bench/grounding/pages.ts) in headless Chromium (Debian's /usr/bin/chromium),
 // takes a PNG screenshot of the viewport, reads each target's box from the DOM
@@ -15,6 +16,8 @@
 // Unless --no-baseline, every image's first grounding is also timed with the previous defaults (one OCR
 // worker, detection at 1088 px, batches of 8: BASELINE below), before or after the measured settings in
 // turn, so the two latencies share the machine's load; the paired ratio per image is printed too.
+// --baseline changes the baseline's settings (LocalOcrConfig fields, numbers or on/off), e.g.
+// --baseline workers=2,detectionMaxSide=960,recognitionBatch=1 for the settings of issue 16's first step.
 import { writeFileSync } from "node:fs";
 import { loadavg } from "node:os";
 import { groundElement } from "@cua/engines/local/ground";
@@ -38,16 +41,25 @@ interface Args {
   detSide: number | null;
   fineSide: number | null;
   spin: boolean;
-  squeeze: number;
+  squeeze: number | null;
   threads: number;
   workers: number | null;
   batch: number | null;
   fuse: boolean;
+  int8: boolean | null;
   baseline: boolean;
+  /** fields of the baseline's settings that differ from BASELINE */
+  baselineOverrides: Record<string, number | boolean>;
 }
 
-/** The defaults before issue 16 (one OCR worker with two onnxruntime threads, detection at 1088, batches of 8). */
-const BASELINE = { workers: 1, detectionMaxSide: 1088, recognitionBatch: 8 } as const;
+/** The defaults before issue 16 (one OCR worker with two onnxruntime threads, detection at 1088, batches of 8, float). */
+const BASELINE = {
+  workers: 1,
+  detectionMaxSide: 1088,
+  recognitionBatch: 8,
+  recognitionSqueeze: 1,
+  int8: false,
+} as const;
 
 function parseArgs(argv: string[]): Args {
   const args: Args = {
@@ -59,12 +71,14 @@ function parseArgs(argv: string[]): Args {
     detSide: null,
     fineSide: null,
     spin: false,
-    squeeze: 1,
+    squeeze: null,
     threads: 0,
     workers: null,
     batch: null,
     fuse: true,
+    int8: null,
     baseline: true,
+    baselineOverrides: {},
   };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
@@ -80,7 +94,15 @@ function parseArgs(argv: string[]): Args {
     else if (a === "--workers") args.workers = Number(argv[++i]);
     else if (a === "--batch") args.batch = Number(argv[++i]);
     else if (a === "--no-baseline") args.baseline = false;
-    else if (a === "--no-fuse") args.fuse = false;
+    else if (a === "--baseline") {
+      for (const kv of (argv[++i] ?? "").split(",").filter(Boolean)) {
+        const [k, v = ""] = kv.split("=");
+        if (!k) continue;
+        args.baselineOverrides[k] =
+          v === "on" || v === "true" ? true : v === "off" || v === "false" ? false : Number(v);
+      }
+    } else if (a === "--no-fuse") args.fuse = false;
+    else if (a === "--int8") args.int8 = argv[++i] !== "off";
     else if (a === "--spin") args.spin = true;
   }
   return args;
@@ -129,14 +151,17 @@ async function main(argv: string[] = process.argv.slice(2)): Promise<void> {
     ...(args.fineSide ? { detectionFineSide: args.fineSide } : {}),
     ...(args.workers !== null ? { workers: args.workers } : {}),
     ...(args.batch !== null ? { recognitionBatch: args.batch } : {}),
-    recognitionSqueeze: args.squeeze,
+    ...(args.squeeze !== null ? { recognitionSqueeze: args.squeeze } : {}),
     threads: args.threads,
     fuseModels: args.fuse,
+    ...(args.int8 !== null ? { int8: args.int8 } : {}),
     spinning: args.spin,
   });
   // the measured settings, and the baseline's (the same but for BASELINE's fields)
   const measured = { ...localOcrConfig() };
-  const baseline = { ...measured, ...BASELINE };
+  const baselineFields = { ...BASELINE, ...args.baselineOverrides };
+  const baseline = { ...measured, ...baselineFields };
+  const before16 = Object.keys(args.baselineOverrides).length === 0;
   const warm = await warmUpLocalOcr();
   if (args.baseline) {
     configureLocalOcr(baseline);
@@ -146,7 +171,7 @@ async function main(argv: string[] = process.argv.slice(2)): Promise<void> {
   const loadStart = loadavg()[0] ?? 0;
   const c = localOcrConfig();
   console.log(
-    `OCR backend: ${warm.backend} (warm-up ${warm.ms} ms); detection side ${c.detectionMaxSide} (fine pass ${c.detectionFineSide}), OCR workers ${ocrWorkerCount()}, batch ${c.recognitionBatch}, squeeze ${args.squeeze}, fused models ${args.fuse ? "yes" : "no"}`,
+    `OCR backend: ${warm.backend} (warm-up ${warm.ms} ms); detection side ${c.detectionMaxSide} (fine pass ${c.detectionFineSide}), OCR workers ${ocrWorkerCount()}, batch ${c.recognitionBatch}, squeeze ${c.recognitionSqueeze}, fused models ${args.fuse ? "yes" : "no"}, int8 ${c.int8 ? "yes" : "no"}`,
   );
   const browser = await chromium.launch({
     executablePath: "/usr/bin/chromium",
@@ -320,7 +345,7 @@ async function main(argv: string[] = process.argv.slice(2)): Promise<void> {
       reportTarget({
         row: "local grounding, 1280x720, p50 on 2 cores, accuracy kept",
         value: `${percentile(xs, 50).toFixed(0)} ms`,
-        baseline: `${percentile(base, 50).toFixed(0)} ms with the settings before issue 16; ${results.filter((r) => r.pass).length}/${results.length} cases right`,
+        baseline: `${percentile(base, 50).toFixed(0)} ms with ${before16 ? "the settings before issue 16" : "the baseline settings below"}; ${results.filter((r) => r.pass).length}/${results.length} cases right`,
         target: "<= 250 ms",
         met: percentile(xs, 50) <= 250,
       });
@@ -330,9 +355,9 @@ async function main(argv: string[] = process.argv.slice(2)): Promise<void> {
   }
   if (args.baseline)
     console.log(
-      `  baseline: the same settings but ${Object.entries(BASELINE)
+      `  baseline: the same settings but ${Object.entries(baselineFields)
         .map(([k, v]) => `${k} ${v}`)
-        .join(", ")} (the defaults before issue 16), timed on the same images in turn`,
+        .join(", ")}${before16 ? " (the defaults before issue 16)" : ""}, timed on the same images in turn`,
     );
   if (stageImages) {
     const parts = Object.entries(stageTotals).map(([k, v]) => `${k} ${(v / stageImages).toFixed(0)} ms`);

@@ -3,9 +3,9 @@
 // pixels. Everything is in the sent image's pixel space.
 import type { DecodedImage } from "../types.ts";
 import { type ParsedDescription, parseDescription, type RelationKind, type Role } from "./describe.ts";
-import { type Box, boxCenter, decodeToRgba, type RgbaImage, roundBox } from "./image.ts";
+import { type Box, boxCenter, decodeToRgba, imageDigest, type RgbaImage, roundBox } from "./image.ts";
 import { buildSegments, findText, type Segment, type TextMatch } from "./match-text.ts";
-import { hasFinerPass, type LocalOcrResult, type OcrRun, runLocalOcr } from "./ocr.ts";
+import { hasFinerPass, type LocalOcrResult, type OcrRun, runLocalOcr, sharedPixels } from "./ocr.ts";
 import { inputBoxForLabel, onFilledShape, smallControlBeside } from "./pixels.ts";
 
 /** Below this match score an element counts as not found. */
@@ -397,16 +397,39 @@ export async function groundElement(
   return { ...value, ocr: ctx.ocr, pass };
 }
 
-/** OCR and pixels of a screenshot, ready for several groundings. `from` lends its decoded pixels. */
+/** the last screenshots decoded, by digest: the steps of one screen ground several descriptions on it */
+const decoded = new Map<string, Promise<RgbaImage | null>>();
+const KEEP_DECODED = 2;
+
+/** The screenshot's pixels, decoded once per image (null when it cannot be decoded here). */
+function pixelsOf(image: DecodedImage): Promise<RgbaImage | null> {
+  const key = imageDigest(image);
+  const hit = decoded.get(key);
+  if (hit) return hit;
+  // in shared memory from the start: the OCR workers read these very pixels
+  const p = decodeToRgba(image).then(sharedPixels, () => null);
+  decoded.set(key, p);
+  while (decoded.size > KEEP_DECODED) {
+    const oldest = decoded.keys().next().value;
+    if (oldest === undefined) break;
+    decoded.delete(oldest);
+  }
+  return p;
+}
+
+/**
+ * OCR and pixels of a screenshot, ready for several groundings. The image is decoded once, here, while the
+ * OCR's detector reads the bytes (it needs no pixel array); its recognisers then read these pixels (shared
+ * memory) instead of decoding the bytes again. `from` lends its decoded pixels.
+ */
 async function prepareGrounding(
   image: DecodedImage,
   signal?: AbortSignal,
   pass: "fast" | "fine" = "fast",
   from?: Prepared,
 ): Promise<Prepared> {
-  const [ocr, pixels] = await Promise.all([
-    runLocalOcr(image, signal, pass),
-    from ? Promise.resolve(from.pixels) : decodeToRgba(image).catch(() => null),
-  ]);
+  const decoding = from ? Promise.resolve(from.pixels) : pixelsOf(image);
+  const ocr = await runLocalOcr(image, signal, pass, decoding);
+  const pixels = await decoding;
   return { ...groundingContext(ocr, pixels), ocr };
 }

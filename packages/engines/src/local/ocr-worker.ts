@@ -28,11 +28,14 @@ const message = (e: unknown) => (e instanceof Error ? e.message : String(e));
 
 paddleSteps(data.role).then(
   (steps) => {
-    const keep = (id: number, image: Extract<OcrWorkerMessage, { type: "load" }>["image"]) => {
-      const p = steps.decode({
-        ...image,
-        bytes: Buffer.from(image.bytes.buffer, image.bytes.byteOffset, image.bytes.byteLength),
-      });
+    const bytesOf = (m: Extract<OcrWorkerMessage, { type: "load" | "detect" | "run" }>) => ({
+      ...m.image,
+      bytes: Buffer.from(m.image.bytes.buffer, m.image.bytes.byteOffset, m.image.bytes.byteLength),
+    });
+    const pixelsOf = (m: Extract<OcrWorkerMessage, { type: "load" | "detect" | "run" }>) => steps.decode(bytesOf(m));
+    const keep = (m: Extract<OcrWorkerMessage, { type: "load" | "detect" }>) => {
+      const id = m.id;
+      const p = pixelsOf(m);
       p.catch(() => undefined);
       kept.set(id, p);
       while (kept.size > KEEP) {
@@ -44,10 +47,21 @@ paddleSteps(data.role).then(
     };
     port.on("message", async (m: OcrWorkerMessage) => {
       try {
-        if (m.type === "load") keep(m.id, m.image);
+        if (m.type === "load") keep(m);
         else if (m.type === "drop") kept.delete(m.id);
-        else if (m.type === "detect") {
-          const pixels = await keep(m.id, m.image);
+        else if (m.type === "detect" && !m.keep) {
+          // the main thread decodes the pixels and sends them with "recognize": read only what detection needs
+          const det = await steps.detectBytes(bytesOf(m), m.pass.maxSide);
+          reply({
+            type: "boxes",
+            id: m.id,
+            boxes: det.boxes,
+            width: det.width,
+            height: det.height,
+            stages: det.stages,
+          });
+        } else if (m.type === "detect") {
+          const pixels = await keep(m);
           const det = await steps.detect(pixels, m.pass.maxSide);
           const { width, height } = pixels.rgba;
           reply({
@@ -59,16 +73,14 @@ paddleSteps(data.role).then(
             stages: { decode: Math.round(pixels.ms), ...det.stages },
           });
         } else if (m.type === "recognize") {
-          const pixels = kept.get(m.id);
+          // the main thread's pixels (decoded once there, in shared memory), else the ones kept here
+          const pixels = m.pixels ? Promise.resolve(steps.adopt(m.pixels)) : kept.get(m.id);
           kept.delete(m.id);
           if (!pixels) throw new Error(`no image kept for pass ${m.id}`);
           const rec = await steps.recognize(await pixels, m.boxes, m.pass);
           reply({ type: "runs", id: m.id, runs: rec.runs, stages: rec.stages });
         } else if (m.type === "run") {
-          const pixels = await steps.decode({
-            ...m.image,
-            bytes: Buffer.from(m.image.bytes.buffer, m.image.bytes.byteOffset, m.image.bytes.byteLength),
-          });
+          const pixels = await pixelsOf(m);
           const det = await steps.detect(pixels, m.pass.maxSide);
           const t1 = performance.now();
           const rec = await steps.recognize(pixels, det.boxes, m.pass);

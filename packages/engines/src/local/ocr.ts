@@ -9,6 +9,7 @@
 // positions give word boxes inside text runs whose spaces the model lost ("Contactsales") and runs
 // that merge several UI elements ("Pricing | Docs").
 import { spawn } from "node:child_process";
+import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { availableParallelism } from "node:os";
@@ -17,6 +18,7 @@ import { Worker } from "node:worker_threads";
 import type { DecodedImage, OcrOutput, OcrWord } from "../types.ts";
 import { type Box, clampBox, decodeToRgba, encodePng, imageDigest, loadCanvasModule, type RgbaImage } from "./image.ts";
 import { fuseAffineOps } from "./onnx-fuse.ts";
+import { calibrationModel, quantizeConvs, type Ranges } from "./onnx-quant.ts";
 
 export type OcrBackendName = "paddle" | "tesseract";
 
@@ -75,10 +77,20 @@ export interface LocalOcrConfig {
   recognitionBatch: number;
   /** let idle onnxruntime threads spin (lower latency on an idle machine, wasted CPU on a busy one) */
   spinning: boolean;
-  /** horizontal scale of crops fed to the recogniser (1 = keep aspect); below 1 trades accuracy for speed */
+  /**
+   * horizontal scale of crops fed to the recogniser (1 = keep aspect). Default 0.8: its time follows the crop
+   * width, and UI text at 48 px high still has about two time steps per character (the bench keeps 749 of
+   * 749; at 0.7 narrow letters start to go: "I agree" read as "agree", 746 of 749)
+   */
   recognitionSqueeze: number;
   /** load the models with their element-wise chains folded (onnx-fuse.ts; exact, ~25% faster) */
   fuseModels: boolean;
+  /**
+   * run the convolutions in int8 (onnx-quant.ts: static quantization at load from the shipped models and the
+   * calibrated ranges in ocr-int8-ranges.json; needs `fuseModels`). Falls back to float when the ranges were
+   * measured on other model files.
+   */
+  int8: boolean;
   /** run the paddle backend on worker threads (ocr-worker.ts) so model calls never block the event loop */
   worker: boolean;
   /**
@@ -96,9 +108,10 @@ const DEFAULT_CONFIG: LocalOcrConfig = {
   tesseractPath: "/usr/bin/tesseract",
   cacheSize: 32,
   recognitionBatch: 1,
-  recognitionSqueeze: 1,
+  recognitionSqueeze: 0.8,
   spinning: false,
   fuseModels: true,
+  int8: false,
   worker: true,
   workers: 0,
 };
@@ -150,6 +163,90 @@ export function loadDictionary(file: string): string[] {
   return ["", ...lines, " "];
 }
 
+/** What ocr-int8-ranges.json holds: the digest of the shipped recogniser file and its activation ranges. */
+export interface Int8RangesFile {
+  about: string;
+  recognition: { sha256: string; ranges: Ranges };
+}
+
+const RANGES_FILE = new URL("./ocr-int8-ranges.json", import.meta.url);
+let rangesFile: Int8RangesFile | null | undefined;
+
+/** The calibrated ranges of a model, or null when there are none for this very file (it then loads in float). */
+function int8Ranges(kind: "recognition", raw: Uint8Array): Ranges | null {
+  if (rangesFile === undefined) {
+    try {
+      rangesFile = JSON.parse(readFileSync(RANGES_FILE, "utf8")) as Int8RangesFile;
+    } catch {
+      rangesFile = null;
+    }
+  }
+  const entry = rangesFile?.[kind];
+  if (!entry) return null;
+  return createHash("sha256").update(raw).digest("hex") === entry.sha256 ? entry.ranges : null;
+}
+
+/**
+ * Measures the activation ranges int8 recognition needs (bench/grounding/calibrate.ts writes them to
+ * ocr-int8-ranges.json): detects text on the images as the OCR does, at each of `sides`, runs the float
+ * recogniser (fused) on every box found, and keeps each quantized convolution's input and output min and max.
+ */
+export async function measureInt8Ranges(images: DecodedImage[], sides: number[]): Promise<Int8RangesFile> {
+  const ort = await import("onnxruntime-node");
+  const models = ocrModelPaths();
+  const saved = config;
+  config = { ...config, int8: false, fuseModels: true, worker: false };
+  try {
+    const steps = await paddleSteps({ detection: true, detectionThreads: 0, recognitionThreads: 0 });
+    const open = async (file: string) => {
+      const raw = readFileSync(file);
+      const cal = calibrationModel(fuseAffineOps(raw).bytes);
+      const session = await ort.InferenceSession.create(cal.bytes, {
+        executionProviders: ["cpu"],
+        logSeverityLevel: 3,
+      });
+      const ranges: Ranges = {};
+      const sha256 = createHash("sha256").update(raw).digest("hex");
+      const run = async (input: import("onnxruntime-node").Tensor) => {
+        const out = await session.run({ [session.inputNames[0] ?? "x"]: input }, cal.tensors);
+        for (const name of cal.tensors) {
+          const t = out[name];
+          if (!t) continue;
+          const d = t.data as Float32Array;
+          let lo = Number.POSITIVE_INFINITY;
+          let hi = Number.NEGATIVE_INFINITY;
+          for (let i = 0; i < d.length; i++) {
+            const v = d[i] ?? 0;
+            if (v < lo) lo = v;
+            if (v > hi) hi = v;
+          }
+          const r = ranges[name];
+          ranges[name] = r ? [Math.min(r[0], lo), Math.max(r[1], hi)] : [lo, hi];
+          t.dispose();
+        }
+      };
+      return { ranges, sha256, run };
+    };
+    const rec = await open(models.recognition);
+    for (const image of images) {
+      const pixels = await steps.decode(image);
+      const { width, height } = pixels.rgba;
+      for (const side of sides) {
+        const { boxes } = await steps.detect(pixels, Math.min(side, Math.max(width, height)));
+        for (const b of boxes) {
+          const w = recWidth(b, saved.recognitionSqueeze);
+          const data = new Float32Array(3 * REC_HEIGHT * w);
+          fillCrop(pixels.rgba, b, w, w, data, 0);
+          await rec.run(new ort.Tensor("float32", data, [1, 3, REC_HEIGHT, w]));
+        }
+      }
+    }
+    return { about: "", recognition: { sha256: rec.sha256, ranges: rec.ranges } };
+  } finally {
+    config = saved;
+  }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Backends
 
@@ -163,9 +260,11 @@ export interface PassOptions {
 
 export interface OcrBackend {
   name: OcrBackendName;
+  /** `pixels`: the image as the caller decodes it (then the pass does not decode it to pixels again) */
   run(
     image: DecodedImage,
     pass: PassOptions,
+    pixels?: RgbaImage | Promise<RgbaImage | null>,
   ): Promise<{ runs: OcrRun[]; width: number; height: number; stages: Record<string, number> }>;
   /** frees what the backend holds (its worker thread); resolves once it is gone */
   close?(): Promise<void>;
@@ -182,7 +281,7 @@ let generation = 0;
 
 /** The settings that make one backend differ from another. */
 function backendKey(c: LocalOcrConfig): string {
-  return JSON.stringify([c.backend, c.threads, c.spinning, c.fuseModels, c.worker, c.workers, c.tesseractPath]);
+  return JSON.stringify([c.backend, c.threads, c.spinning, c.fuseModels, c.int8, c.worker, c.workers, c.tesseractPath]);
 }
 
 /** Forgets a backend (it failed or its worker died): the next pass with its settings loads a new one. */
@@ -295,12 +394,15 @@ export function hasFinerPass(image: { width: number; height: number }): boolean 
 /**
  * OCR of a PNG or JPEG screenshot: runs (detection boxes) with per-character extents, words and
  * lines with boxes in the image's pixel space, and confidences 0..1. `pass` "fine" detects at a
- * higher resolution (smaller text, more time); tesseract has a single pass.
+ * higher resolution (smaller text, more time); tesseract has a single pass. `pixels`, the image as the
+ * caller decodes it (or will have decoded it: the detector does not need them), spares the OCR decoding
+ * it to pixels again: the paddle workers recognise from that one copy.
  */
 export async function runLocalOcr(
   image: DecodedImage,
   signal?: AbortSignal,
   pass: "fast" | "fine" = "fast",
+  pixels?: RgbaImage | Promise<RgbaImage | null>,
 ): Promise<LocalOcrResult> {
   if (signal?.aborted) throw abortError(signal);
   const side = detectionSide(image, pass);
@@ -318,7 +420,7 @@ export async function runLocalOcr(
     return serialize(async () => {
       if (signal?.aborted) throw abortError(signal);
       const t0 = performance.now();
-      const { runs, width, height, stages } = await backend.run(image, passOptions(side));
+      const { runs, width, height, stages } = await backend.run(image, passOptions(side), pixels);
       return buildResult(runs, backend.name, width, height, digest, performance.now() - t0, stages);
     });
   })();
@@ -473,14 +575,16 @@ export interface WireImage {
 }
 
 /**
- * What the main thread asks an OCR worker (ocr-worker.ts). `id` names one pass's image: "detect" and
- * "load" decode it and keep its pixels until the "recognize" (or "drop") of the same id.
+ * What the main thread asks an OCR worker (ocr-worker.ts). `id` names one pass's image: "load" and
+ * "detect" with `keep` decode it and keep its pixels until the "recognize" (or "drop") of the same id; a
+ * "detect" without `keep` reads the bytes only as far as the detector needs (no pixel array), and the
+ * "recognize" that follows brings the pixels the main thread decoded, in shared memory.
  */
 export type OcrWorkerMessage =
   | { type: "run"; id: number; image: WireImage; pass: PassOptions }
-  | { type: "detect"; id: number; image: WireImage; pass: PassOptions }
+  | { type: "detect"; id: number; image: WireImage; pass: PassOptions; keep: boolean }
   | { type: "load"; id: number; image: WireImage }
-  | { type: "recognize"; id: number; boxes: Box[]; pass: PassOptions }
+  | { type: "recognize"; id: number; boxes: Box[]; pass: PassOptions; pixels?: RgbaImage }
   | { type: "drop"; id: number };
 
 /** What an OCR worker answers (to "run", "detect" and "recognize"; "load" and "drop" get no answer). */
@@ -613,6 +717,14 @@ function startOcrThread(role: PaddleRole, onDead: (e: Error) => void): OcrThread
   };
 }
 
+/** Pixels in a SharedArrayBuffer (copied once unless they already are), so posting them copies nothing. */
+export function sharedPixels(p: RgbaImage): RgbaImage {
+  if (p.data.buffer instanceof SharedArrayBuffer) return p;
+  const data = new Uint8ClampedArray(new SharedArrayBuffer(p.data.byteLength));
+  data.set(p.data);
+  return { width: p.width, height: p.height, data };
+}
+
 const wire = (image: DecodedImage): WireImage => ({
   bytes: new Uint8Array(image.bytes.buffer, image.bytes.byteOffset, image.bytes.byteLength),
   mime: image.mime,
@@ -666,21 +778,32 @@ function paddleWorkerBackend(): Promise<OcrBackend> {
   let nextId = 1;
   const backend: OcrBackend = {
     name: "paddle",
-    async run(image, pass) {
+    async run(image, pass, decoded) {
       if (dead) throw dead;
       const id = nextId++;
       const [first, ...rest] = threads;
       if (!first) throw new Error("no OCR worker");
-      if (rest.length === 0) {
-        const r = await first.request({ type: "run", id, image: wire(image), pass });
+      const w = wire(image);
+      if (rest.length === 0 && !decoded) {
+        const r = await first.request({ type: "run", id, image: w, pass });
         if (r.type !== "result") throw new Error(`unexpected OCR worker answer ${r.type}`);
         return r;
       }
-      const w = wire(image);
-      for (const t of rest) t.post({ type: "load", id, image: w });
+      // with the caller's pixels, the detector reads the bytes only as far as it needs while the caller
+      // decodes them; every recogniser then reads the caller's copy, in shared memory
+      if (!decoded) for (const t of rest) t.post({ type: "load", id, image: w });
       let det: Awaited<ReturnType<OcrThread["request"]>>;
+      let pixels: RgbaImage | undefined;
       try {
-        det = await first.request({ type: "detect", id, image: w, pass });
+        [det, pixels] = await Promise.all([
+          first.request({ type: "detect", id, image: w, pass, keep: !decoded }),
+          decoded
+            ? Promise.resolve(decoded).then((p) => {
+                if (!p) throw new Error("the screenshot could not be decoded");
+                return sharedPixels(p);
+              })
+            : undefined,
+        ]);
       } catch (e) {
         for (const t of rest) t.post({ type: "drop", id });
         throw e;
@@ -695,7 +818,13 @@ function paddleWorkerBackend(): Promise<OcrBackend> {
             t.post({ type: "drop", id });
             return Promise.resolve(null);
           }
-          return t.request({ type: "recognize", id, boxes: idx.map((i) => det.boxes[i] as Box), pass });
+          return t.request({
+            type: "recognize",
+            id,
+            boxes: idx.map((i) => det.boxes[i] as Box),
+            pass,
+            ...(pixels ? { pixels } : {}),
+          });
         }),
       );
       const recognize = performance.now() - t0;
@@ -727,7 +856,8 @@ function paddleWorkerBackend(): Promise<OcrBackend> {
 /** A decoded screenshot as the paddle steps use it. */
 export interface PaddlePixels {
   rgba: RgbaImage;
-  canvas: import("@napi-rs/canvas").Canvas;
+  /** the decoded image as a canvas (the detector resizes it); made from `rgba` on first use when absent */
+  canvas: import("@napi-rs/canvas").Canvas | null;
   /** ms spent decoding */
   ms: number;
 }
@@ -735,8 +865,18 @@ export interface PaddlePixels {
 /** The steps of a paddle pass on the calling thread (what each OCR worker runs). */
 export interface PaddleSteps {
   decode(image: DecodedImage): Promise<PaddlePixels>;
+  /** pixels decoded elsewhere, as the steps use them (no decoding) */
+  adopt(rgba: RgbaImage): PaddlePixels;
   /** detection boxes in image pixels, and the time of its stages */
   detect(pixels: PaddlePixels, maxSide: number): Promise<{ boxes: Box[]; stages: Record<string, number> }>;
+  /**
+   * the same from the bytes, decoded only as far as the detector needs (an image it resizes from: no pixel
+   * array, no full-size canvas; the same resized input, checked byte for byte)
+   */
+  detectBytes(
+    image: DecodedImage,
+    maxSide: number,
+  ): Promise<{ boxes: Box[]; width: number; height: number; stages: Record<string, number> }>;
   /** one run per box (null where nothing was read), split into words at ink gaps */
   recognize(
     pixels: PaddlePixels,
@@ -773,19 +913,24 @@ export async function paddleSteps(
     // the CPU the other thread needs
     extra: config.spinning ? {} : { session: { intra_op: { allow_spinning: "0" }, inter_op: { allow_spinning: "0" } } },
   });
-  const load = (file: string): Uint8Array => {
+  const load = (file: string, kind: keyof OcrModelPaths & ("detection" | "recognition")): Uint8Array => {
     const raw = readFileSync(file);
-    return config.fuseModels ? fuseAffineOps(raw).bytes : new Uint8Array(raw.buffer, raw.byteOffset, raw.byteLength);
+    if (!config.fuseModels) return new Uint8Array(raw.buffer, raw.byteOffset, raw.byteLength);
+    const fused = fuseAffineOps(raw).bytes;
+    // the recogniser only: the detector in int8 moved box edges by a pixel or two, enough to lose input
+    // boxes and checkboxes found beside their labels (3 of 749 bench cases)
+    const ranges = config.int8 && kind === "recognition" ? int8Ranges(kind, raw) : null;
+    return ranges ? quantizeConvs(fused, ranges).bytes : fused;
   };
   const recSession = await ort.InferenceSession.create(
-    load(models.recognition),
+    load(models.recognition, "recognition"),
     sessionOptions(role.recognitionThreads),
   );
   let detectors: ((maxSide: number) => DetectorSteps) | null = null;
   if (role.detection) {
     // the library's service loads the detector and its box post-processing (OpenCV); it must be given a
     // recogniser too, which is released at once (the session above is the one used)
-    const detBytes = load(models.detection);
+    const detBytes = load(models.detection, "detection");
     const service = new PaddleOcrService({
       model: {
         detection: detBytes.buffer.slice(detBytes.byteOffset, detBytes.byteOffset + detBytes.byteLength) as ArrayBuffer,
@@ -819,6 +964,23 @@ export async function paddleSteps(
     };
   }
   const { Image, createCanvas } = await loadCanvasModule();
+  /** detection on a decoded image or canvas (the detector resizes it into its input) */
+  const detectOn = async (source: unknown, width: number, height: number, maxSide: number) => {
+    if (!detectors) throw new Error("this OCR worker has no detector");
+    const detector = detectors(Math.min(maxSide, Math.max(width, height)));
+    const t0 = performance.now();
+    const input = await detector.preprocessDetection(source);
+    const t1 = performance.now();
+    const map = await detector.runInference(input.tensor, input.width, input.height);
+    const t2 = performance.now();
+    const found = map ? detector.postprocessDetection(map, input) : [];
+    const boxes = found
+      .filter((b) => b.width > 0 && b.height > 0)
+      .map((b) => clampBox(b, width, height))
+      .filter((b) => b.width >= 4 && b.height >= 4);
+    const t3 = performance.now();
+    return { boxes, stages: roundStages({ "det.resize": t1 - t0, "det.model": t2 - t1, "det.boxes": t3 - t2 }) };
+  };
 
   return {
     async decode(image) {
@@ -839,22 +1001,31 @@ export async function paddleSteps(
       };
       return { rgba, canvas, ms: performance.now() - t0 };
     },
+    adopt(rgba) {
+      return { rgba, canvas: null, ms: 0 };
+    },
     async detect(pixels, maxSide) {
-      if (!detectors) throw new Error("this OCR worker has no detector");
       const { width, height } = pixels.rgba;
-      const detector = detectors(Math.min(maxSide, Math.max(width, height)));
+      if (!pixels.canvas) {
+        // the same pixels as a canvas: what decoding the bytes would have drawn (screenshots are opaque)
+        const canvas = createCanvas(width, height);
+        const ctx = canvas.getContext("2d");
+        const data = ctx.createImageData(width, height);
+        data.data.set(pixels.rgba.data);
+        ctx.putImageData(data, 0, 0);
+        pixels.canvas = canvas;
+      }
+      return detectOn(pixels.canvas, width, height, maxSide);
+    },
+    async detectBytes(image, maxSide) {
       const t0 = performance.now();
-      const input = await detector.preprocessDetection(pixels.canvas);
-      const t1 = performance.now();
-      const map = await detector.runInference(input.tensor, input.width, input.height);
-      const t2 = performance.now();
-      const found = map ? detector.postprocessDetection(map, input) : [];
-      const boxes = found
-        .filter((b) => b.width > 0 && b.height > 0)
-        .map((b) => clampBox(b, width, height))
-        .filter((b) => b.width >= 4 && b.height >= 4);
-      const t3 = performance.now();
-      return { boxes, stages: roundStages({ "det.resize": t1 - t0, "det.model": t2 - t1, "det.boxes": t3 - t2 }) };
+      const img = new Image();
+      img.src = image.bytes;
+      const { width, height } = img;
+      if (!width || !height) throw new Error("the screenshot could not be decoded");
+      const decode = performance.now() - t0;
+      const det = await detectOn(img, width, height, maxSide);
+      return { ...det, width, height, stages: { decode: Math.round(decode), ...det.stages } };
     },
     async recognize(pixels, boxes, pass) {
       const stages = { "rec.crops": 0, "rec.model": 0, "rec.ctc": 0, "rec.words": 0 };
@@ -882,7 +1053,20 @@ export async function paddleBackend(role?: PaddleRole): Promise<OcrBackend & { s
   return {
     name: "paddle",
     steps,
-    async run(image, pass) {
+    async run(image, pass, decoded) {
+      if (decoded) {
+        const det = await steps.detectBytes(image, pass.maxSide);
+        const p = await decoded;
+        if (!p) throw new Error("the screenshot could not be decoded");
+        const t1 = performance.now();
+        const rec = await steps.recognize(steps.adopt(p), det.boxes, pass);
+        return {
+          runs: rec.runs.filter((r): r is OcrRun => r !== null),
+          width: det.width,
+          height: det.height,
+          stages: { ...det.stages, recognize: Math.round(performance.now() - t1), ...rec.stages },
+        };
+      }
       const pixels = await steps.decode(image);
       const det = await steps.detect(pixels, pass.maxSide);
       const t1 = performance.now();
@@ -901,7 +1085,7 @@ export async function paddleBackend(role?: PaddleRole): Promise<OcrBackend & { s
 type Ort = typeof import("onnxruntime-node");
 type Session = import("onnxruntime-node").InferenceSession;
 
-/** Width of a box's crop once resized to the recogniser's height. */
+/** Width of a box's crop once resized to the recogniser's height, narrowed by `squeeze`. */
 function recWidth(b: Box, squeeze: number): number {
   return Math.max(MIN_REC_WIDTH, Math.min(MAX_REC_WIDTH, Math.round((squeeze * REC_HEIGHT * b.width) / b.height)));
 }
@@ -1195,10 +1379,10 @@ async function tesseractBackend(): Promise<OcrBackend> {
   if (!/tesseract/i.test(version.stdout + version.stderr)) throw new Error("tesseract --version gave no version");
   return {
     name: "tesseract",
-    async run(image) {
-      let rgba: RgbaImage | null = null;
+    async run(image, _pass, pixels) {
+      let rgba: RgbaImage | null = (await pixels) ?? null;
       try {
-        rgba = await decodeToRgba(image);
+        rgba ??= await decodeToRgba(image);
       } catch {
         rgba = null; // no decoder: tesseract reads the raw bytes itself
       }

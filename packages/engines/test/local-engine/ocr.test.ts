@@ -1,6 +1,7 @@
 // OCR on real screenshots rendered by Chromium (fixtures/): words with boxes that sit on the DOM's
 // own boxes, in the sent image's pixel space; the cache; the tesseract fallback; pure helpers.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { decodeToRgba } from "../../src/local/image.ts";
 import {
   charsByProportion,
   clearLocalOcrCache,
@@ -141,6 +142,29 @@ describe("the paddle backend's thread", () => {
         expect(two.stages[stage]).toBeGreaterThan(0);
     } finally {
       configureLocalOcr({ workers: 0 });
+    }
+  });
+
+  it("pixels the caller decodes (while the detector reads the bytes) are read as the bytes are", async () => {
+    const f = loadFixture("login");
+    for (const workers of [1, 2]) {
+      configureLocalOcr({ workers });
+      try {
+        clearLocalOcrCache();
+        const fromBytes = await runLocalOcr(f.image);
+        clearLocalOcrCache();
+        const fromPixels = await runLocalOcr(f.image, undefined, "fast", decodeToRgba(f.image));
+        expect(fromPixels.cached).toBe(false);
+        expect(fromPixels.runs, `${workers} worker(s)`).toEqual(fromBytes.runs);
+        for (const stage of ["decode", "det.model", "rec.model"]) expect(fromPixels.stages[stage]).toBeDefined();
+        clearLocalOcrCache();
+        // the caller could not decode them: the pass fails as decoding in the worker would
+        await expect(runLocalOcr(f.image, undefined, "fast", Promise.resolve(null))).rejects.toThrow(
+          /could not be decoded/,
+        );
+      } finally {
+        configureLocalOcr({ workers: 0 });
+      }
     }
   });
 
