@@ -14,5 +14,5 @@
 export function useEnvSnapshot(): void {
   const copy: Record<string, string> = {};
   for (const [k, v] of Object.entries(process.env)) if (typeof v === "string") copy[k] = v;
-  process.env = copy;
+  process.env = copy as NodeJS.ProcessEnv;
 }

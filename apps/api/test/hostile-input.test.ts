@@ -257,25 +257,28 @@ describe("SPEC Transport: gzip and br when the client accepts them", () => {
   });
 
   it("a /v1 JSON answer above the sync-compression threshold (8 KiB) arrives whole in gzip and br", async () => {
-    // a machine action answer carries a screenshot (~20 KB of JSON): @fastify/compress streams it, and the
-    // body once arrived empty (Content-Length: 0) because the route's handler settled before the stream ended
-    const machine = await testMachine(s, acct.test_key);
-    const post = (encoding: string) =>
+    // @fastify/compress streams answers above 8 KiB, and such a body once arrived empty (Content-Length: 0)
+    // because the route's handler settled before the stream ended. A machine action answer with a screenshot
+    // used to be that big; mock screenshots are palette PNGs of a few KB since issue 16, so the answer here is
+    // a page of keys with long names (an account of its own: ~40 x 400 bytes of JSON)
+    const own = await s.account();
+    for (let i = 0; i < 40; i++) {
+      const r = await call(s.url, "POST", "/v1/keys", {
+        key: own.live_key,
+        body: { name: `compression probe ${i} ${"k".repeat(160)}`, scopes: ["usage"] },
+      });
+      expect(r.status).toBe(201);
+    }
+    const get = (encoding: string) =>
       new Promise<{ status: number; encoding?: string; body: Buffer }>((resolve, reject) => {
-        const payload = JSON.stringify({ command: "screenshot" });
         const req = http.request(
           {
             host: "127.0.0.1",
             port,
-            method: "POST",
-            path: `/v1/machines/${machine}/actions`,
+            method: "GET",
+            path: "/v1/keys?limit=100",
             agent: false,
-            headers: {
-              "Accept-Encoding": encoding,
-              "X-API-Key": acct.test_key,
-              "Content-Type": "application/json",
-              "Content-Length": Buffer.byteLength(payload),
-            },
+            headers: { "Accept-Encoding": encoding, "X-API-Key": own.live_key },
           },
           (res) => {
             const chunks: Buffer[] = [];
@@ -290,22 +293,21 @@ describe("SPEC Transport: gzip and br when the client accepts them", () => {
           },
         );
         req.on("error", reject);
-        req.end(payload);
+        req.end();
       });
-    const id = await post("identity");
+    const id = await get("identity");
     expect(id.status).toBe(200);
     expect(id.body.length).toBeGreaterThan(8192);
     const plain = JSON.parse(id.body.toString());
-    expect(plain.command).toBe("screenshot");
-    const gz = await post("gzip");
+    expect(plain.data.length).toBeGreaterThanOrEqual(40);
+    const gz = await get("gzip");
     expect(gz.encoding).toBe("gzip");
-    const br = await post("br");
+    const br = await get("br");
     expect(br.encoding).toBe("br");
     for (const body of [zlib.gunzipSync(gz.body), zlib.brotliDecompressSync(br.body)]) {
-      const parsed = JSON.parse(body.toString());
-      expect(parsed.command).toBe("screenshot");
-      expect(parsed.machine_id).toBe(machine);
       expect(body.length).toBeGreaterThan(8192);
+      const parsed = JSON.parse(body.toString());
+      expect(parsed.data.map((k: { name: string }) => k.name)).toEqual(plain.data.map((k: { name: string }) => k.name));
     }
   });
 
