@@ -143,3 +143,76 @@ describe("loadStepState", () => {
     expect(await loadStepState(deps, "run_test_missing")).toBeNull();
   });
 });
+
+// issue 16: the common step begins in the read (loadStepState `begin`), as beginIteration would, and only
+// when nothing else has to be decided first; otherwise nothing is written.
+describe("loadStepState with begin", () => {
+  const before = t(10); // before every run's deadline (t(30))
+  const iterations = async (id: string) => (await deps.db.run.findUniqueOrThrow({ where: { id } })).iterationCount;
+  let k = 0;
+  const fresh = async (stepCount = 3, over: Record<string, unknown> = {}) => {
+    const mid = `mch_test_${randomUUID().replaceAll("-", "").slice(0, 24)}`;
+    await machine(mid, accountId, "test");
+    const r = await run(`run_test_begin${++k}`, mid, accountId, "test", stepCount);
+    return Object.keys(over).length ? deps.db.run.update({ where: { id: r.id }, data: over }) : r;
+  };
+
+  it("begins step n: counts the iteration and creates the started row it returns", async () => {
+    const r = await fresh(3);
+    const got = await loadStepState(deps, r.id, { now: before });
+    expect(got!.begun).not.toBeNull();
+    expect(got!.begun).toStrictEqual(
+      await deps.db.runStep.findUniqueOrThrow({ where: { runId_step: { runId: r.id, step: 4 } } }),
+    );
+    expect(got!.begun!.phase).toBe("started");
+    expect(got!.run.iterationCount).toBe(r.iterationCount + 1);
+    expect(await iterations(r.id)).toBe(r.iterationCount + 1);
+  });
+
+  it("resets a paused row of step n (its prediction is dropped) and keeps its execution attempts", async () => {
+    const r = await fresh(0);
+    await deps.db.runStep.create({
+      data: {
+        runId: r.id,
+        step: 1,
+        phase: "paused",
+        actions: [{ action_type: "wait" }],
+        reasoning: "x",
+        execAttempts: 2,
+      },
+    });
+    const got = await loadStepState(deps, r.id, { now: before });
+    expect(got!.begun).toMatchObject({ step: 1, phase: "started", actions: null, reasoning: null, execAttempts: 2 });
+    expect(got!.latest.some((s) => s.step === 1)).toBe(false);
+    expect((await deps.db.runStep.findUniqueOrThrow({ where: { runId_step: { runId: r.id, step: 1 } } })).phase).toBe(
+      "started",
+    );
+  });
+
+  const cases: Array<[string, () => Promise<{ id: string; iterationCount: number }>, Date]> = [
+    ["past its deadline", () => fresh(3), t(31)],
+    ["at max_steps", () => fresh(50), before],
+    ["out of iterations", () => fresh(3, { iterationCount: 100 }), before],
+    ["not running", () => fresh(3, { status: "awaiting_human" }), before],
+    ["a sandbox task with #human (the step asks for the human itself)", () => fresh(3, { task: "go #HUMAN" }), before],
+    [
+      "step n already executing (a crash recovery decides)",
+      async () => {
+        const r = await fresh(3);
+        await deps.db.runStep.create({ data: { runId: r.id, step: 4, phase: "executing", execAttempts: 1 } });
+        return r;
+      },
+      before,
+    ],
+  ];
+  for (const [what, make, now] of cases) {
+    it(`writes nothing when the run is ${what}`, async () => {
+      const r = await make();
+      const stepsBefore = await deps.db.runStep.findMany({ where: { runId: r.id } });
+      const got = await loadStepState(deps, r.id, { now });
+      expect(got!.begun).toBeNull();
+      expect(await iterations(r.id)).toBe(r.iterationCount);
+      expect(await deps.db.runStep.findMany({ where: { runId: r.id } })).toStrictEqual(stepsBefore);
+    });
+  }
+});

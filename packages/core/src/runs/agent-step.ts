@@ -160,25 +160,7 @@ async function beginIteration(
       engine_status = NULL, usage = NULL, results = NULL, credits_charged = 0, committed_at = NULL
     RETURNING exec_attempts, created_at`;
   const b = begun[0];
-  if (b) {
-    const row: RunStep = {
-      runId: run.id,
-      step: n,
-      phase: "started",
-      screenshotDigest: null,
-      actionsDigest: null,
-      actions: null,
-      reasoning: null,
-      engineStatus: null,
-      usage: null,
-      results: null,
-      execAttempts: Number(b.exec_attempts),
-      creditsCharged: 0,
-      createdAt: new Date(b.created_at),
-      committedAt: null,
-    };
-    return { row };
-  }
+  if (b) return { row: startedRow(run.id, n, Number(b.exec_attempts), new Date(b.created_at)) };
   // why not: the run stopped running, or it is out of iterations
   return withRun(deps, run.id, async (tx, locked, fx) => {
     if (locked?.status !== "running") return { outcome: outcomeOf(locked ?? run) };
@@ -237,18 +219,66 @@ const MACHINE_DATES = [
   "terminatedAt",
 ] as const;
 
+/** The fresh step row a step begins with (what beginIteration's statement inserted or reset). */
+function startedRow(runId: string, step: number, execAttempts: number, createdAt: Date): RunStep {
+  return {
+    runId,
+    step,
+    phase: "started",
+    screenshotDigest: null,
+    actionsDigest: null,
+    actions: null,
+    reasoning: null,
+    engineStatus: null,
+    usage: null,
+    results: null,
+    execAttempts,
+    creditsCharged: 0,
+    createdAt,
+    committedAt: null,
+  };
+}
+
 /**
  * What a step reads, in one statement (issue 16: it was three): the run; step n = step_count + 1 (if any)
  * and the committed steps before it, newest first (the trajectory; rows before n are committed: a paused
  * row is reused by its step, a discarded one ends the run; a few more in case); and the run's machine,
  * scoped to the run's account and mode like every machine read (null when there is none).
+ *
+ * With `begin`, the same statement also begins step n when nothing else has to be decided first
+ * (issue 16: one statement fewer per step): the run is running, before its deadline (`begin.now`), under
+ * max_steps and max_iterations, step n has no row or a paused or discarded one, and the run is not a
+ * sandbox run whose task holds a #human directive (runAgentStep asks for the human itself). Then the
+ * iteration is counted and the row created or reset, exactly as beginIteration does, and returned as
+ * `begun`; the run is the row as read before that update, with the iteration counted. In every other case
+ * nothing is written and runAgentStep decides as before.
  * Exported for tests: the same objects as the Prisma reads of the three.
  */
 export async function loadStepState(
   deps: Pick<RunsDeps, "db">,
   runId: string,
-): Promise<{ run: Run; latest: RunStep[]; machine: Machine | null } | null> {
+  begin?: { now: Date },
+): Promise<{ run: Run; latest: RunStep[]; machine: Machine | null; begun: RunStep | null } | null> {
   const rows = await deps.db.$queryRaw<Record<string, unknown>[]>`
+    WITH counted AS (
+      UPDATE runs SET iteration_count = iteration_count + 1, updated_at = now()
+      WHERE ${begin !== undefined}::boolean AND id = ${runId} AND status = 'running'
+        AND iteration_count < max_iterations AND step_count < max_steps
+        AND deadline_at > ${begin?.now ?? new Date(0)}::timestamptz
+        AND NOT (mode = 'test' AND position('#human' in lower(task)) > 0)
+        AND NOT EXISTS (
+          SELECT 1 FROM run_steps s WHERE s.run_id = runs.id AND s.step = runs.step_count + 1
+            AND s.phase NOT IN ('paused', 'discarded'))
+      RETURNING id, step_count
+    ),
+    begun AS (
+      INSERT INTO run_steps (run_id, step, phase, exec_attempts, credits_charged, created_at)
+      SELECT id, step_count + 1, 'started', 0, 0, now() FROM counted
+      ON CONFLICT (run_id, step) DO UPDATE SET
+        phase = 'started', screenshot_digest = NULL, actions_digest = NULL, actions = NULL, reasoning = NULL,
+        engine_status = NULL, usage = NULL, results = NULL, credits_charged = 0, committed_at = NULL
+      RETURNING step, exec_attempts, created_at
+    )
     SELECT r.*,
       COALESCE((
         SELECT json_agg(s ORDER BY s.step DESC) FROM (
@@ -257,15 +287,23 @@ export async function loadStepState(
         ) s
       ), '[]'::json) AS step_state_latest,
       (SELECT to_jsonb(m) FROM machines m WHERE m.id = r.machine_id AND m.account_id = r.account_id AND m.mode = r.mode)
-        AS step_state_machine
+        AS step_state_machine,
+      (SELECT to_jsonb(b) FROM begun b) AS step_state_begun
     FROM runs r WHERE r.id = ${runId}`;
   const row = rows[0];
   if (!row) return null;
-  const { step_state_latest: latest, step_state_machine: machine, ...run } = row;
+  const { step_state_latest: latest, step_state_machine: machine, step_state_begun: b, ...fields } = row;
+  const run = fromJsonRow<Run>(fields, []);
+  const began = b as { step: number; exec_attempts: number; created_at: string } | null;
+  if (began) run.iterationCount += 1;
   return {
-    run: fromJsonRow<Run>(run, []),
-    latest: (latest as Record<string, unknown>[]).map((s) => fromJsonRow<RunStep>(s, STEP_DATES)),
+    run,
+    // the row step n had before it was begun is not the step's any more
+    latest: (latest as Record<string, unknown>[])
+      .map((s) => fromJsonRow<RunStep>(s, STEP_DATES))
+      .filter((s) => !began || s.step !== began.step),
     machine: machine ? fromJsonRow<Machine>(machine as Record<string, unknown>, MACHINE_DATES) : null,
+    begun: began ? startedRow(runId, began.step, Number(began.exec_attempts), new Date(began.created_at)) : null,
   };
 }
 
@@ -465,11 +503,12 @@ async function commitStep(
 }
 
 export async function runAgentStep(deps: RunsDeps, runId: string): Promise<StepOutcome> {
-  const state = await loadStepState(deps, runId);
+  const now = deps.clock.now();
+  // the common step begins in the read itself (loadStepState `begin`); otherwise what follows decides
+  const state = await loadStepState(deps, runId, { now });
   if (!state) return { kind: "terminal", status: "failed" };
   const { run, latest } = state;
   if (run.status !== "running") return outcomeOf(run);
-  const now = deps.clock.now();
   if (now >= run.deadlineAt) {
     return finish(deps, runId, "timed_out", runError("DEADLINE_EXCEEDED", "The run's deadline passed."));
   }
@@ -484,7 +523,8 @@ export async function runAgentStep(deps: RunsDeps, runId: string): Promise<StepO
   }
   const directives = run.mode === "test" ? parseRunDirectives(run.task) : null;
   let row: RunStep | null = latest[0]?.step === n ? latest[0] : null;
-  if (!row || row.phase === "paused" || row.phase === "discarded") {
+  if (state.begun) row = state.begun;
+  else if (!row || row.phase === "paused" || row.phase === "discarded") {
     // the sandbox's #human: ask for a human before the last step, once
     if (directives?.human && n >= directives.steps && run.resumeCount === 0) {
       return needHuman(
