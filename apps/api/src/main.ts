@@ -1,8 +1,7 @@
 // Starts the service on its configuration (embedded defaults when nothing is set).
 import { createAccount } from "@cua/core/accounts/create-account";
 import { createApp } from "./app.ts";
-import { loadEnv } from "./env.ts";
-import { useEnvSnapshot } from "./process-env.ts";
+import { loadEnv, useEnvSnapshot } from "./env.ts";
 
 async function main() {
   useEnvSnapshot();

@@ -1,4 +1,4 @@
-// The service's process.env snapshot (apps/api/src/process-env.ts, docs/runs.md "Performance"): the same values
+// The service's process.env snapshot (useEnvSnapshot in apps/api/src/env.ts, docs/runs.md "Configuration"): the same values
 // as the real environment, and child processes still get them (plus anything set afterwards). Run in a child
 // process so that this test process keeps its own environment.
 import { execFileSync } from "node:child_process";
@@ -10,7 +10,7 @@ const ROOT = path.resolve(import.meta.dirname, "../../..");
 it("process.env after useEnvSnapshot: same values, a plain object, inherited by child processes", () => {
   const script = `
     import { execFileSync } from "node:child_process";
-    import { useEnvSnapshot } from "./apps/api/src/process-env.ts";
+    import { useEnvSnapshot } from "./apps/api/src/env.ts";
     const before = { ...process.env };
     useEnvSnapshot();
     process.env.CUA_SET_AFTER = "later";
