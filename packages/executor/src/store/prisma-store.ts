@@ -440,33 +440,6 @@ class PrismaStore implements ExecutorStore {
     }
   }
 
-  async claim({
-    workerId,
-    now,
-    leaseUntil,
-    limit,
-    functionIds,
-    kinds,
-  }: Parameters<ExecutorStore["claim"]>[0]): Promise<QueueItem[]> {
-    if (functionIds.length === 0 || limit <= 0) return [];
-    const kindFilter = kinds ? Prisma.sql`AND kind IN (${Prisma.join([...kinds])})` : Prisma.empty;
-    const claimed = await this.db.$queryRaw<Raw[]>`
-        WITH due AS (
-          SELECT id FROM executor_queue
-          WHERE run_at <= ${now}
-            AND (lease_expires_at IS NULL OR lease_expires_at < ${now})
-            AND function_id IN (${Prisma.join(functionIds)})
-            ${kindFilter}
-          ORDER BY run_at
-          LIMIT ${limit}
-          FOR UPDATE SKIP LOCKED
-        )
-        UPDATE executor_queue q SET lease_owner = ${newLeaseOwner(workerId)}, lease_expires_at = ${leaseUntil}
-        FROM due WHERE q.id = due.id
-        RETURNING q.*`;
-    return claimed.map(rawToItem).sort((a, b) => a.runAt.getTime() - b.runAt.getTime());
-  }
-
   async poll({
     workerId,
     now,
@@ -599,16 +572,6 @@ class PrismaStore implements ExecutorStore {
       where: { OR: leases.map((l) => ({ id: l.itemId, leaseOwner: l.owner })) },
       data: { leaseOwner: null, leaseExpiresAt: null },
     });
-  }
-
-  async nextDueAt(functionIds: string[], kinds?: LaneKinds): Promise<Date | null> {
-    if (functionIds.length === 0) return null;
-    const kindFilter = kinds ? Prisma.sql`AND kind IN (${Prisma.join([...kinds])})` : Prisma.empty;
-    const rows = await this.db.$queryRaw<{ at: Date | null }[]>`
-        SELECT MIN(CASE WHEN lease_expires_at IS NOT NULL AND lease_expires_at > run_at THEN lease_expires_at ELSE run_at END) AS at
-        FROM executor_queue WHERE function_id IN (${Prisma.join(functionIds)}) ${kindFilter}`;
-    const at = rows[0]?.at;
-    return at ? new Date(at) : null;
   }
 
   async getRun(runId: string): Promise<RunRecord | null> {

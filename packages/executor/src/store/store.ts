@@ -243,18 +243,10 @@ export type LaneKinds = readonly QueueKind[];
 export interface ExecutorStore {
   /** One database transaction; retried on deadlock/serialization failure. */
   transaction<T>(fn: (tx: StoreTx) => Promise<T>): Promise<T>;
-  /** Lease up to `limit` due items (FOR UPDATE SKIP LOCKED) of the given functions (and kinds, when given). */
-  claim(args: {
-    workerId: string;
-    now: Date;
-    leaseUntil: Date;
-    limit: number;
-    functionIds: string[];
-    kinds?: LaneKinds;
-  }): Promise<QueueItem[]>;
   /**
-   * claim() and, in the same statement, nextDueAt() of the items left (one round trip per poll). Items of
-   * `first` kinds are claimed before any other due item.
+   * Lease up to `limit` due items (FOR UPDATE SKIP LOCKED) of the given functions (and kinds, when given),
+   * each under a lease of its own (leaseOf), and, in the same statement, when the next item left becomes due
+   * (null: none queued), so a poll is one round trip. Items of `first` kinds are claimed before any other.
    */
   poll(args: {
     workerId: string;
@@ -282,8 +274,6 @@ export interface ExecutorStore {
   heartbeat(itemId: string, owner: string, leaseUntil: Date): Promise<boolean>;
   /** Give leases back so another worker can take the items at once (those still ours). */
   release(leases: Array<{ itemId: string; owner: string }>): Promise<void>;
-  /** When the next item of these functions (and kinds) becomes due (null: none queued). */
-  nextDueAt(functionIds: string[], kinds?: LaneKinds): Promise<Date | null>;
 
   getRun(runId: string): Promise<RunRecord | null>;
   listRuns(filter: RunFilter): Promise<RunRecord[]>;
