@@ -8,7 +8,6 @@ import type {
   ExecutorStore,
   FunctionConfig,
   FunctionRecord,
-  LaneKinds,
   NewQueueItem,
   NewRun,
   NewStep,
