@@ -33,6 +33,19 @@ async function main() {
       ].join("\n"),
     );
   }
+  // the handlers are installed before the service says it listens: until process.on() is called, SIGTERM has
+  // its default action and kills the process at once (a SIGTERM sent right after "API listening" did, with
+  // the OCR warm-up starting in between; apps/api/test/embedded.test.ts)
+  let closing = false;
+  const stop = async (sig: string) => {
+    if (closing) return;
+    closing = true;
+    console.log(`${sig}: shutting down`);
+    await app.close();
+    process.exit(0);
+  };
+  process.on("SIGINT", () => void stop("SIGINT"));
+  process.on("SIGTERM", () => void stop("SIGTERM"));
   await app.server.listen({ port: env.PORT, host: env.HOST });
   const addr = app.server.server.address();
   const port = typeof addr === "object" && addr ? addr.port : env.PORT;
@@ -44,16 +57,6 @@ async function main() {
     (w) => console.log(`${managed.id} engine ready (OCR backend ${w.backend}, ${w.ms} ms)`),
     (e: unknown) => console.error(`${managed.id} engine warm-up failed: ${e instanceof Error ? e.message : String(e)}`),
   );
-  let closing = false;
-  const stop = async (sig: string) => {
-    if (closing) return;
-    closing = true;
-    console.log(`${sig}: shutting down`);
-    await app.close();
-    process.exit(0);
-  };
-  process.on("SIGINT", () => void stop("SIGINT"));
-  process.on("SIGTERM", () => void stop("SIGTERM"));
 }
 
 void main().catch((e) => {
