@@ -12,8 +12,7 @@ import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { measureInt8Ranges } from "@cua/engines/local/ocr";
-import { chromium } from "playwright-core";
-import { generatePage } from "./pages.ts";
+import { generatePage, launchPageBrowser } from "./pages.ts";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, "../..");
@@ -37,18 +36,7 @@ for (const f of readdirSync(fixtures).sort()) {
   // the sizes are read from the decoded image; these are placeholders
   images.push({ bytes, mime: f.endsWith(".png") ? "image/png" : "image/jpeg", width: 0, height: 0 });
 }
-const browser = await chromium.launch({
-  executablePath: "/usr/bin/chromium",
-  args: [
-    "--no-sandbox",
-    "--headless",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-  ],
-});
+const browser = await launchPageBrowser();
 try {
   for (let k = 0; k < pages; k++) {
     const page = generatePage(seed + k);

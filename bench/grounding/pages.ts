@@ -3,6 +3,7 @@
 // targets carries data-bench-id so the runner reads its ground-truth box from the DOM. Texts are
 // unique within a page (so "the Save button" has one right answer) except where a case names an
 // ordinal ("the second Edit link").
+import { type Browser, chromium } from "playwright-core";
 
 export type Category =
   | "button"
@@ -689,4 +690,20 @@ export function generatePage(seed: number): BenchPage {
   }
   const html = `<!doctype html><html><head><meta charset="utf-8"><style>*{box-sizing:border-box}body{margin:0;background:${theme.bg};color:${theme.fg};font-family:${font};font-size:${fontPx}px;line-height:1.45}</style></head><body>${body}</body></html>`;
   return { name: `${layout}-${seed}`, html, width, height, theme: theme.name, fontPx, cases: b.cases };
+}
+
+/** Debian's headless Chromium as the grounding bench and its calibration render the generated pages with. */
+export function launchPageBrowser(): Promise<Browser> {
+  return chromium.launch({
+    executablePath: "/usr/bin/chromium",
+    args: [
+      "--no-sandbox",
+      "--headless",
+      "--disable-gpu",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+      "--no-first-run",
+    ],
+  });
 }

@@ -28,9 +28,8 @@ import {
   ocrWorkerCount,
   warmUpLocalOcr,
 } from "@cua/engines/local/ocr";
-import { chromium } from "playwright-core";
 import { reportTarget } from "../lib.ts";
-import { type BenchCase, type Category, generatePage, TEXT_CATEGORIES } from "./pages.ts";
+import { type BenchCase, type Category, generatePage, launchPageBrowser, TEXT_CATEGORIES } from "./pages.ts";
 
 interface Args {
   pages: number;
@@ -173,18 +172,7 @@ async function main(argv: string[] = process.argv.slice(2)): Promise<void> {
   console.log(
     `OCR backend: ${warm.backend} (warm-up ${warm.ms} ms); detection side ${c.detectionMaxSide} (fine pass ${c.detectionFineSide}), OCR workers ${ocrWorkerCount()}, batch ${c.recognitionBatch}, squeeze ${c.recognitionSqueeze}, fused models ${args.fuse ? "yes" : "no"}, int8 ${c.int8 ? "yes" : "no"}`,
   );
-  const browser = await chromium.launch({
-    executablePath: "/usr/bin/chromium",
-    args: [
-      "--no-sandbox",
-      "--headless",
-      "--disable-gpu",
-      "--disable-background-networking",
-      "--disable-component-update",
-      "--disable-sync",
-      "--no-first-run",
-    ],
-  });
+  const browser = await launchPageBrowser();
   const results: CaseResult[] = [];
   const firstLatency: Record<string, number[]> = { "1280x720": [], "1920x1080": [] };
   const firstCpu: Record<string, number[]> = { "1280x720": [], "1920x1080": [] };

@@ -30,6 +30,15 @@ function chunk(type: string, data: Buffer): Buffer {
   return Buffer.concat([len, td, crc]);
 }
 
+/** A rectangle clipped to a width x height image, in whole pixels (null: nothing of it is inside). */
+function clipRect(x: number, y: number, w: number, h: number, width: number, height: number) {
+  const x0 = Math.max(0, Math.floor(x));
+  const y0 = Math.max(0, Math.floor(y));
+  const x1 = Math.min(width, Math.floor(x + w));
+  const y1 = Math.min(height, Math.floor(y + h));
+  return x1 <= x0 || y1 <= y0 ? null : { x0, y0, x1, y1 };
+}
+
 export class Raster {
   readonly data: Buffer;
   constructor(
@@ -51,11 +60,9 @@ export class Raster {
   }
 
   fillRect(x: number, y: number, w: number, h: number, rgb: [number, number, number]): void {
-    const x0 = Math.max(0, Math.floor(x));
-    const y0 = Math.max(0, Math.floor(y));
-    const x1 = Math.min(this.width, Math.floor(x + w));
-    const y1 = Math.min(this.height, Math.floor(y + h));
-    if (x1 <= x0 || y1 <= y0) return;
+    const c = clipRect(x, y, w, h, this.width, this.height);
+    if (!c) return;
+    const { x0, y0, x1, y1 } = c;
     const row = Buffer.alloc((x1 - x0) * 4);
     for (let i = 0; i < x1 - x0; i++) {
       row[i * 4] = rgb[0];
@@ -124,11 +131,9 @@ export class RectCanvas {
 
   /** Raster.fillRect's clipping and order: a later rectangle paints over an earlier one. */
   fillRect(x: number, y: number, w: number, h: number, rgb: [number, number, number]): void {
-    const x0 = Math.max(0, Math.floor(x));
-    const y0 = Math.max(0, Math.floor(y));
-    const x1 = Math.min(this.width, Math.floor(x + w));
-    const y1 = Math.min(this.height, Math.floor(y + h));
-    if (x1 <= x0 || y1 <= y0) return;
+    const c = clipRect(x, y, w, h, this.width, this.height);
+    if (!c) return;
+    const { x0, y0, x1, y1 } = c;
     this.rects.push({ x0, y0, x1, y1, rgb: [rgb[0] & 0xff, rgb[1] & 0xff, rgb[2] & 0xff] });
   }
 
